@@ -1,0 +1,230 @@
+//! Typed rates and exact periodic schedules.
+//!
+//! A rate is an integer number of bits per second ([`BitRate`]). The time to
+//! send `b` bits is `ceil(b * 1e12 / rate)` picoseconds (rounded up, as ns-3's
+//! `CalculateBitsTxTime`), computed in 128-bit arithmetic.
+//!
+//! A cell slot at 155.52 Mbit/s lasts 2,726,337.45 ps, which is not a whole
+//! number. Adding a rounded slot time again and again would drift by up to
+//! 0.55 ps per cell (200 ns per second of saturated link). [`SlotClock`]
+//! therefore defines slot `k` to start at `ceil(k * bits * 1e12 / rate)`
+//! picoseconds after the epoch and steps from one boundary to the next with a
+//! carried remainder (no division on the hot path, no drift ever).
+
+use crate::time::{Duration, PS_PER_S, SimTime};
+use std::fmt;
+
+/// Bits in one ATM cell (53 bytes).
+pub const CELL_BITS: u64 = 53 * 8;
+
+/// A transmission rate in bits per second (never zero).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BitRate(u64);
+
+impl BitRate {
+    /// A rate of `bps` bit/s; `None` for zero.
+    pub const fn from_bps(bps: u64) -> Option<BitRate> {
+        if bps == 0 { None } else { Some(BitRate(bps)) }
+    }
+    /// Bits per second.
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    /// Cells per second at this rate (53-byte cells), for reporting.
+    pub fn cells_per_s(self) -> f64 {
+        self.0 as f64 / CELL_BITS as f64
+    }
+    /// Time to send `bits` bits, rounded up to a whole picosecond.
+    pub fn tx_time(self, bits: u64) -> Duration {
+        let num = bits as u128 * PS_PER_S as u128;
+        let ps = num.div_ceil(self.0 as u128);
+        Duration::from_ps(u64::try_from(ps).expect("transmission time overflow"))
+    }
+    /// Time to send one 53-byte cell, rounded up.
+    pub fn cell_time(self) -> Duration {
+        self.tx_time(CELL_BITS)
+    }
+}
+
+impl fmt::Display for BitRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b % 1_000_000_000 == 0 {
+            write!(f, "{} Gbit/s", b / 1_000_000_000)
+        } else if b >= 1_000_000 {
+            write!(f, "{} Mbit/s", b as f64 / 1e6)
+        } else if b >= 1_000 {
+            write!(f, "{} kbit/s", b as f64 / 1e3)
+        } else {
+            write!(f, "{b} bit/s")
+        }
+    }
+}
+impl fmt::Debug for BitRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Exact slot boundaries of a slotted transmitter.
+///
+/// Slot `k` starts at `epoch + ceil(k * P / R)` ps, where `P = bits_per_slot *
+/// 1e12` and `R` is the rate in bit/s. The clock holds the current slot index
+/// `k` and its boundary; [`advance`](Self::advance) moves to `k + 1` with a
+/// carried remainder and [`seek`](Self::seek) jumps forward to the first
+/// boundary at or after a given instant (the only place that divides).
+#[derive(Clone, Debug)]
+pub struct SlotClock {
+    epoch: u64,
+    period_num: u128, // P
+    rate: u64,        // R
+    q: u64,           // P / R
+    r: u64,           // P % R
+    k: u64,
+    base: u64, // floor(k * P / R)
+    rem: u64,  // (k * P) % R
+}
+
+impl SlotClock {
+    /// A clock for slots of `bits_per_slot` bits at `rate`, epoch `t = 0`,
+    /// positioned at slot 0.
+    pub fn new(rate: BitRate, bits_per_slot: u64) -> SlotClock {
+        SlotClock::with_epoch(rate, bits_per_slot, SimTime::ZERO)
+    }
+
+    /// As [`new`](Self::new) with slot 0 starting at `epoch`.
+    pub fn with_epoch(rate: BitRate, bits_per_slot: u64, epoch: SimTime) -> SlotClock {
+        assert!(bits_per_slot > 0, "a slot carries at least one bit");
+        let period_num = bits_per_slot as u128 * PS_PER_S as u128;
+        let r = rate.bps();
+        SlotClock {
+            epoch: epoch.as_ps(),
+            period_num,
+            rate: r,
+            q: u64::try_from(period_num / r as u128).expect("slot period overflow"),
+            r: (period_num % r as u128) as u64,
+            k: 0,
+            base: 0,
+            rem: 0,
+        }
+    }
+
+    /// Index of the current slot.
+    pub fn slot(&self) -> u64 {
+        self.k
+    }
+
+    /// Start of the current slot.
+    pub fn boundary(&self) -> SimTime {
+        SimTime::from_ps(self.epoch + self.base + u64::from(self.rem > 0))
+    }
+
+    /// Moves to the next slot.
+    #[inline]
+    pub fn advance(&mut self) {
+        self.k += 1;
+        self.base += self.q;
+        self.rem += self.r;
+        if self.rem >= self.rate {
+            self.rem -= self.rate;
+            self.base += 1;
+        }
+    }
+
+    /// Moves forward to the first slot whose boundary is at or after `t`
+    /// (never backwards: a clock already at or past `t` stays where it is).
+    pub fn seek(&mut self, t: SimTime) {
+        if self.boundary() >= t {
+            return;
+        }
+        // Smallest k with ceil(k P / R) >= t - epoch, i.e. k P / R > t' - 1.
+        let t_rel = (t.as_ps() - self.epoch) as u128;
+        let k = (t_rel - 1) * self.rate as u128 / self.period_num + 1;
+        self.set_slot(u64::try_from(k).expect("slot index overflow"));
+        debug_assert!(self.boundary() >= t);
+    }
+
+    fn set_slot(&mut self, k: u64) {
+        let kp = k as u128 * self.period_num;
+        self.k = k;
+        self.base = u64::try_from(kp / self.rate as u128).expect("slot time overflow");
+        self.rem = (kp % self.rate as u128) as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn oc3() -> BitRate {
+        BitRate::from_bps(155_520_000).unwrap()
+    }
+
+    #[test]
+    fn test_zero_rate_is_rejected() {
+        assert!(BitRate::from_bps(0).is_none());
+    }
+
+    #[test]
+    fn test_cell_time_rounds_up() {
+        // 424 bit / 155.52 Mbit/s = 2,726,337.448... ps
+        assert_eq!(oc3().cell_time(), Duration::from_ps(2_726_338));
+        // 424 bit / 100 Mbit/s = 4.24 us exactly
+        assert_eq!(
+            BitRate::from_bps(100_000_000).unwrap().cell_time(),
+            Duration::from_ns(4240)
+        );
+    }
+
+    #[test]
+    fn test_slot_clock_has_no_drift_after_a_million_slots() {
+        let mut c = SlotClock::new(oc3(), CELL_BITS);
+        for _ in 0..1_000_000 {
+            c.advance();
+        }
+        // ceil(1e6 * 424e12 / 155.52e6) = ceil(2_726_337_448_559.67...)
+        assert_eq!(c.boundary().as_ps(), 2_726_337_448_560);
+    }
+
+    #[test]
+    fn test_seek_finds_first_boundary_at_or_after() {
+        let mut c = SlotClock::new(oc3(), CELL_BITS);
+        c.seek(SimTime::from_ps(2_726_338)); // exactly boundary 1
+        assert_eq!(c.slot(), 1);
+        c.seek(SimTime::from_ps(2_726_339)); // just after: slot 2
+        assert_eq!(c.slot(), 2);
+        c.seek(SimTime::from_ps(5)); // never backwards
+        assert_eq!(c.slot(), 2);
+    }
+
+    #[test]
+    fn test_epoch_shifts_every_boundary() {
+        let mut c = SlotClock::with_epoch(oc3(), CELL_BITS, SimTime::from_ps(100));
+        assert_eq!(c.boundary().as_ps(), 100);
+        c.advance();
+        assert_eq!(c.boundary().as_ps(), 100 + 2_726_338);
+    }
+
+    proptest! {
+        #[test]
+        fn prop_advance_matches_closed_form(rate in 1_000u64..10_000_000_000, bits in 1u64..100_000, n in 0u64..2_000) {
+            let r = BitRate::from_bps(rate).unwrap();
+            let mut c = SlotClock::new(r, bits);
+            for _ in 0..n { c.advance(); }
+            let exact = (n as u128 * bits as u128 * PS_PER_S as u128).div_ceil(rate as u128);
+            prop_assert_eq!(c.boundary().as_ps() as u128, exact);
+        }
+
+        #[test]
+        fn prop_seek_is_minimal(rate in 1_000u64..10_000_000_000, t in 1u64..1_000_000_000_000) {
+            let mut c = SlotClock::new(BitRate::from_bps(rate).unwrap(), CELL_BITS);
+            c.seek(SimTime::from_ps(t));
+            prop_assert!(c.boundary().as_ps() >= t);
+            if c.slot() > 0 {
+                let prev = ((c.slot() - 1) as u128 * CELL_BITS as u128 * PS_PER_S as u128).div_ceil(rate as u128);
+                prop_assert!(prev < t as u128);
+            }
+        }
+    }
+}

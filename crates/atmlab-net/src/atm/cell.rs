@@ -1,0 +1,119 @@
+//! The ATM cell as the simulator carries it.
+//!
+//! A real cell is 53 bytes: a 5-byte header (GFC/VPI, VCI, PTI, CLP, HEC) and
+//! 48 bytes of payload. The hot path never moves payload bytes: a [`Cell`] is
+//! a 12-byte record holding the header fields that models look at and a
+//! reference to the AAL5 PDU it is a piece of ([`PduId`]). Bytes are only
+//! needed where they matter (HEC/CRC checks, traces), and the PDU table keeps
+//! what the receiver needs to rebuild the packet.
+
+use crate::pdu::PduId;
+use std::fmt;
+
+/// Payload bytes per cell.
+pub const CELL_PAYLOAD: u32 = 48;
+/// Bytes per cell on the wire.
+pub const CELL_SIZE: u32 = 53;
+
+/// A virtual channel label on one link: VPI (12 bits at the NNI, 8 at the
+/// UNI) and VCI (16 bits).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VcLabel {
+    /// Virtual path identifier.
+    pub vpi: u16,
+    /// Virtual channel identifier.
+    pub vci: u16,
+}
+
+impl VcLabel {
+    /// The label `vpi/vci`.
+    pub const fn new(vpi: u16, vci: u16) -> VcLabel {
+        VcLabel { vpi, vci }
+    }
+    /// The label packed into 32 bits (for table keys).
+    pub const fn packed(self) -> u32 {
+        ((self.vpi as u32) << 16) | self.vci as u32
+    }
+}
+
+impl fmt::Display for VcLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.vpi, self.vci)
+    }
+}
+impl fmt::Debug for VcLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Payload type indicator (3 bits, ITU-T I.361).
+///
+/// For user data cells the PTI is `0 C U`: `C` is the EFCI congestion bit and
+/// `U` the ATM-user-to-user bit, which AAL5 sets on the last cell of a
+/// CPCS-PDU (end of frame). `110` marks a VC resource-management (RM) cell.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Pti(pub u8);
+
+impl Pti {
+    /// User data, not the end of a frame.
+    pub const DATA: Pti = Pti(0b000);
+    /// User data, last cell of an AAL5 frame.
+    pub const DATA_EOF: Pti = Pti(0b001);
+    /// VC-level resource management cell (ABR).
+    pub const RM: Pti = Pti(0b110);
+    /// Whether this is a user data cell.
+    pub const fn is_user_data(self) -> bool {
+        self.0 & 0b100 == 0
+    }
+    /// Whether this user data cell ends an AAL5 frame.
+    pub const fn is_end_of_frame(self) -> bool {
+        self.is_user_data() && self.0 & 0b001 != 0
+    }
+    /// Whether the EFCI (congestion experienced) bit is set.
+    pub const fn efci(self) -> bool {
+        self.is_user_data() && self.0 & 0b010 != 0
+    }
+}
+
+/// A cell in flight or in a queue.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Cell {
+    /// The label on the link the cell is crossing (rewritten at each switch).
+    pub label: VcLabel,
+    /// The AAL5 PDU this cell is a piece of.
+    pub pdu: PduId,
+    /// Payload type.
+    pub pti: Pti,
+    /// Cell loss priority: `true` = low priority (tagged), dropped first.
+    pub clp: bool,
+    /// Index of the cell's VC at the port that queues it (simulator
+    /// bookkeeping, not a header field; set when the cell is queued).
+    pub slot: u16,
+}
+
+impl Cell {
+    /// Whether the cell ends its AAL5 frame.
+    #[inline]
+    pub fn is_end_of_frame(&self) -> bool {
+        self.pti.is_end_of_frame()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_cell_record_stays_compact() {
+        assert!(std::mem::size_of::<Cell>() <= 12);
+    }
+
+    #[test]
+    fn test_pti_end_of_frame_bit() {
+        assert!(Pti::DATA_EOF.is_end_of_frame());
+        assert!(!Pti::DATA.is_end_of_frame());
+        assert!(!Pti::RM.is_end_of_frame()); // 110: not user data
+        assert!(Pti(0b011).efci() && Pti(0b011).is_end_of_frame());
+    }
+}

@@ -1,0 +1,21 @@
+//! The ATM layer: cells, service categories, output ports with their
+//! buffer-acceptance policies and schedulers, and switches.
+
+mod accept;
+mod category;
+mod cell;
+mod port;
+mod sched;
+mod switch;
+
+pub use accept::{
+    AcceptancePolicy, AdmitContext, BufferAcceptance, Epd, OverflowAction, Ppd, TailDrop, Verdict,
+};
+pub use category::ServiceCategory;
+pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
+pub use port::{
+    CategoryCounts, DropReason, NextHop, Offer, Port, PortConfig, PortStats, PortVc, Queueing,
+    Transmission,
+};
+pub use sched::{Scheduler, SchedulerKind, StrictPriority};
+pub use switch::{Switch, VcRoute};

@@ -1,0 +1,478 @@
+//! Building a network: hosts, switches, links, VCs and applications.
+//!
+//! The builder checks everything that depends on the topology (a VC hop
+//! without a link, a label used twice on a link, an MSS that does not fit the
+//! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
+//! position in the scenario file.
+
+use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
+use super::host::{Host, HostVc};
+use super::{RunMeta, Simulation};
+use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
+use crate::atm::{NextHop, Port, PortConfig, PortVc, ServiceCategory, Switch, VcLabel, VcRoute};
+use crate::ids::{ConnId, FlowId, HostId, PortId, SwitchId};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use atmlab_engine::{BitRate, Duration, RngStreams, SimTime};
+use std::collections::{BTreeMap, BTreeSet};
+use thiserror::Error;
+
+/// A host or a switch.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub enum NodeRef {
+    /// A host.
+    Host(HostId),
+    /// A switch.
+    Switch(SwitchId),
+}
+
+/// A topology error.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum BuildError {
+    /// Two nodes are joined by more than one link.
+    #[error("there is already a link between {0} and {1}")]
+    DuplicateLink(String, String),
+    /// A link from a node to itself.
+    #[error("a link cannot join {0} to itself")]
+    SelfLink(String),
+    /// A host with a second link.
+    #[error("host {0} already has a link; a host has one ATM adapter")]
+    HostHasLink(String),
+    /// A VC path shorter than two nodes.
+    #[error("a VC path needs at least two nodes")]
+    PathTooShort,
+    /// A VC that does not start and end at hosts or passes through one.
+    #[error("{0} is a {1} but must be a {2} at this position of a VC path")]
+    WrongNodeKind(String, &'static str, &'static str),
+    /// A VC that visits a node twice.
+    #[error("the path visits {0} twice")]
+    Loop(String),
+    /// Consecutive path nodes without a link.
+    #[error("no link between {0} and {1}")]
+    NoLink(String, String),
+    /// A label already used on a link.
+    #[error("label {label} is already used on the link {from}->{to}")]
+    LabelInUse {
+        /// The label.
+        label: VcLabel,
+        /// One end of the link.
+        from: String,
+        /// The other end.
+        to: String,
+    },
+    /// No free label left on a link.
+    #[error("no free VPI/VCI left on the link {0}->{1}")]
+    LabelsExhausted(String, String),
+    /// A host without a link used by a VC.
+    #[error("host {0} has no link")]
+    HostWithoutLink(String),
+    /// A packet that does not fit the MTU.
+    #[error(
+        "{what} of {bytes} bytes does not fit the MTU of {mtu} bytes at host {host} (fragmentation is not modelled yet)"
+    )]
+    ExceedsMtu {
+        /// What does not fit.
+        what: String,
+        /// Its size.
+        bytes: u32,
+        /// The MTU.
+        mtu: u32,
+        /// The host.
+        host: String,
+    },
+}
+
+/// Parameters of a constant-rate UDP source (see [`UdpCbr`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CbrParams {
+    /// User data bytes per datagram.
+    pub payload: u32,
+    /// Time between datagrams.
+    pub interval: Duration,
+    /// First datagram.
+    pub start: SimTime,
+    /// Datagrams to send (`None`: until the end).
+    pub count: Option<u64>,
+    /// The largest write the sending program accepts.
+    pub max_payload: Option<u32>,
+}
+
+/// Both ends of a VC and the ports it crosses.
+#[derive(Clone, Debug)]
+pub struct VcHandle {
+    /// Where the path starts.
+    pub src: VcEnd,
+    /// Where the path ends.
+    pub dst: VcEnd,
+    /// The output ports along the path, source to destination.
+    pub forward: Vec<PortId>,
+    /// The output ports of the reverse direction, destination to source.
+    pub reverse: Vec<PortId>,
+}
+
+/// Assembles a [`Simulation`].
+pub struct NetworkBuilder {
+    pub(super) rng: RngStreams,
+    pub(super) hosts: Vec<Host>,
+    pub(super) switches: Vec<Switch>,
+    pub(super) ports: Vec<Port>,
+    pub(super) port_owner: Vec<NodeRef>,
+    toward: BTreeMap<(NodeRef, NodeRef), PortId>,
+    labels: BTreeSet<(PortId, VcLabel)>,
+    pub(super) conns: Vec<TcpConn>,
+    pub(super) flows: Vec<UdpCbr>,
+    pub(super) efficiency_port: Option<PortId>,
+}
+
+impl NetworkBuilder {
+    /// An empty network whose components draw from `rng`.
+    pub fn new(rng: RngStreams) -> NetworkBuilder {
+        NetworkBuilder {
+            rng,
+            hosts: Vec::new(),
+            switches: Vec::new(),
+            ports: Vec::new(),
+            port_owner: Vec::new(),
+            toward: BTreeMap::new(),
+            labels: BTreeSet::new(),
+            conns: Vec::new(),
+            flows: Vec::new(),
+            efficiency_port: None,
+        }
+    }
+
+    /// The run's random streams.
+    pub fn rng(&self) -> RngStreams {
+        self.rng
+    }
+
+    /// The name of a node.
+    pub fn node_name(&self, n: NodeRef) -> &str {
+        match n {
+            NodeRef::Host(h) => &self.hosts[h.idx()].name,
+            NodeRef::Switch(s) => &self.switches[s.idx()].name,
+        }
+    }
+
+    /// Adds a host.
+    pub fn add_host(&mut self, name: &str, mtu: u32, encapsulation: Encapsulation) -> HostId {
+        self.hosts
+            .push(Host::new(name.to_owned(), mtu, encapsulation));
+        HostId(self.hosts.len() as u32 - 1)
+    }
+
+    /// Adds a switch.
+    pub fn add_switch(&mut self, name: &str) -> SwitchId {
+        self.switches.push(Switch::new(name.to_owned()));
+        SwitchId(self.switches.len() as u32 - 1)
+    }
+
+    /// Adds a full-duplex link; returns the output ports `a->b` and `b->a`.
+    pub fn add_link(
+        &mut self,
+        a: NodeRef,
+        b: NodeRef,
+        rate: BitRate,
+        delay: Duration,
+        port_ab: PortConfig,
+        port_ba: PortConfig,
+    ) -> Result<(PortId, PortId), BuildError> {
+        let (na, nb) = (self.node_name(a).to_owned(), self.node_name(b).to_owned());
+        if a == b {
+            return Err(BuildError::SelfLink(na));
+        }
+        if self.toward.contains_key(&(a, b)) {
+            return Err(BuildError::DuplicateLink(na, nb));
+        }
+        for n in [a, b] {
+            if let NodeRef::Host(h) = n
+                && self.hosts[h.idx()].port.is_some()
+            {
+                return Err(BuildError::HostHasLink(self.hosts[h.idx()].name.clone()));
+            }
+        }
+        let pab = self.add_port(a, b, format!("{na}->{nb}"), rate, delay, port_ab);
+        let pba = self.add_port(b, a, format!("{nb}->{na}"), rate, delay, port_ba);
+        Ok((pab, pba))
+    }
+
+    fn add_port(
+        &mut self,
+        from: NodeRef,
+        to: NodeRef,
+        name: String,
+        rate: BitRate,
+        delay: Duration,
+        cfg: PortConfig,
+    ) -> PortId {
+        let id = PortId(self.ports.len() as u32);
+        self.ports.push(Port::new(name, rate, delay, cfg));
+        self.port_owner.push(from);
+        self.toward.insert((from, to), id);
+        match from {
+            NodeRef::Host(h) => self.hosts[h.idx()].port = Some(id),
+            NodeRef::Switch(s) => self.switches[s.idx()].ports.push(id),
+        }
+        id
+    }
+
+    /// The output port of `from` toward `to`, if they are linked.
+    pub fn port_toward(&self, from: NodeRef, to: NodeRef) -> Option<PortId> {
+        self.toward.get(&(from, to)).copied()
+    }
+
+    /// Uses the link of `port` as the capacity reference of the efficiency
+    /// metric.
+    pub fn set_efficiency_port(&mut self, port: PortId) {
+        self.efficiency_port = Some(port);
+    }
+
+    /// A host.
+    pub fn host(&self, h: HostId) -> &Host {
+        &self.hosts[h.idx()]
+    }
+
+    /// The configuration of a port.
+    pub fn port(&self, port: PortId) -> &Port {
+        &self.ports[port.idx()]
+    }
+
+    /// Adds a bidirectional VC along `path` (host, switches..., host). Each
+    /// link gets `label` if given, else the lowest free VCI >= 32 on VPI 0.
+    pub fn add_vc(
+        &mut self,
+        path: &[NodeRef],
+        category: ServiceCategory,
+        label: Option<VcLabel>,
+    ) -> Result<VcHandle, BuildError> {
+        let n = path.len();
+        if n < 2 {
+            return Err(BuildError::PathTooShort);
+        }
+        for (i, node) in path.iter().enumerate() {
+            let endpoint = i == 0 || i == n - 1;
+            match (node, endpoint) {
+                (NodeRef::Host(_), false) => {
+                    return Err(BuildError::WrongNodeKind(
+                        self.node_name(*node).into(),
+                        "host",
+                        "switch",
+                    ));
+                }
+                (NodeRef::Switch(_), true) => {
+                    return Err(BuildError::WrongNodeKind(
+                        self.node_name(*node).into(),
+                        "switch",
+                        "host",
+                    ));
+                }
+                _ => {}
+            }
+            if path[..i].contains(node) {
+                return Err(BuildError::Loop(self.node_name(*node).into()));
+            }
+        }
+        let (NodeRef::Host(src), NodeRef::Host(dst)) = (path[0], path[n - 1]) else {
+            unreachable!("checked above")
+        };
+        let mut fwd = Vec::with_capacity(n - 1);
+        let mut rev = Vec::with_capacity(n - 1);
+        for w in path.windows(2) {
+            let no_link =
+                || BuildError::NoLink(self.node_name(w[0]).into(), self.node_name(w[1]).into());
+            fwd.push(self.port_toward(w[0], w[1]).ok_or_else(no_link)?);
+            rev.push(self.port_toward(w[1], w[0]).ok_or_else(no_link)?);
+        }
+        let mut labels = Vec::with_capacity(n - 1);
+        for i in 0..n - 1 {
+            let l = self.pick_label(fwd[i], rev[i], label)?;
+            labels.push(l);
+        }
+        for i in 0..n - 1 {
+            self.labels.insert((fwd[i], labels[i]));
+            self.labels.insert((rev[i], labels[i]));
+        }
+        let src_vc = self.add_host_vc(src, labels[0]);
+        let dst_vc = self.add_host_vc(dst, labels[n - 2]);
+
+        // Forward: build from the destination back, so each hop knows the
+        // next hop's slot.
+        let mut next = NextHop::Host {
+            host: dst,
+            vc: dst_vc,
+        };
+        for i in (0..n - 1).rev() {
+            let slot = self.ports[fwd[i].idx()].add_vc(PortVc::new(category, next));
+            if i == 0 {
+                self.hosts[src.idx()].vcs[src_vc as usize].slot = slot;
+            } else {
+                let NodeRef::Switch(sw) = path[i] else {
+                    unreachable!()
+                };
+                let route = VcRoute {
+                    out_port: fwd[i],
+                    out_label: labels[i],
+                };
+                self.switches[sw.idx()]
+                    .vc_table
+                    .insert((fwd[i - 1], labels[i - 1]), route);
+            }
+            next = NextHop::Port {
+                port: fwd[i],
+                label: labels[i],
+                slot,
+            };
+        }
+        // Reverse: rev[i] carries cells from path[i+1] to path[i].
+        let mut next = NextHop::Host {
+            host: src,
+            vc: src_vc,
+        };
+        for i in 0..n - 1 {
+            let slot = self.ports[rev[i].idx()].add_vc(PortVc::new(category, next));
+            if i == n - 2 {
+                self.hosts[dst.idx()].vcs[dst_vc as usize].slot = slot;
+            } else {
+                let NodeRef::Switch(sw) = path[i + 1] else {
+                    unreachable!()
+                };
+                let route = VcRoute {
+                    out_port: rev[i],
+                    out_label: labels[i],
+                };
+                self.switches[sw.idx()]
+                    .vc_table
+                    .insert((rev[i + 1], labels[i + 1]), route);
+            }
+            next = NextHop::Port {
+                port: rev[i],
+                label: labels[i],
+                slot,
+            };
+        }
+        rev.reverse();
+        Ok(VcHandle {
+            src: VcEnd {
+                host: src,
+                vc: src_vc,
+            },
+            dst: VcEnd {
+                host: dst,
+                vc: dst_vc,
+            },
+            forward: fwd,
+            reverse: rev,
+        })
+    }
+
+    fn pick_label(
+        &self,
+        fwd: PortId,
+        rev: PortId,
+        wanted: Option<VcLabel>,
+    ) -> Result<VcLabel, BuildError> {
+        let free =
+            |l: VcLabel| !self.labels.contains(&(fwd, l)) && !self.labels.contains(&(rev, l));
+        let (from, to) = self.ports[fwd.idx()]
+            .name
+            .split_once("->")
+            .expect("port names are from->to");
+        match wanted {
+            Some(l) if free(l) => Ok(l),
+            Some(l) => Err(BuildError::LabelInUse {
+                label: l,
+                from: from.into(),
+                to: to.into(),
+            }),
+            None => (32..=u16::MAX)
+                .map(|vci| VcLabel::new(0, vci))
+                .find(|l| free(*l))
+                .ok_or_else(|| BuildError::LabelsExhausted(from.into(), to.into())),
+        }
+    }
+
+    fn add_host_vc(&mut self, host: HostId, label: VcLabel) -> u32 {
+        let h = &mut self.hosts[host.idx()];
+        h.vcs.push(HostVc {
+            label,
+            slot: 0,
+            reassembler: Reassembler::new(),
+        });
+        h.vcs.len() as u32 - 1
+    }
+
+    fn check_fits(&self, end: VcEnd, what: &str, ip_bytes: u32) -> Result<(), BuildError> {
+        let h = &self.hosts[end.host.idx()];
+        if h.port.is_none() {
+            return Err(BuildError::HostWithoutLink(h.name.clone()));
+        }
+        let limit = h.mtu.min(MAX_PAYLOAD - h.encapsulation.header_bytes());
+        if ip_bytes > limit {
+            return Err(BuildError::ExceedsMtu {
+                what: what.into(),
+                bytes: ip_bytes,
+                mtu: limit,
+                host: h.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds a TCP bulk transfer over `vc` from its source to its destination,
+    /// opened at `start`, of `bytes` bytes (`None`: forever).
+    pub fn add_tcp(
+        &mut self,
+        name: &str,
+        vc: &VcHandle,
+        cfg: TcpConfig,
+        start: SimTime,
+        bytes: Option<u64>,
+    ) -> Result<ConnId, BuildError> {
+        let seg = cfg.mss + IPV4_HEADER + TCP_HEADER;
+        self.check_fits(vc.src, &format!("a TCP segment (MSS {})", cfg.mss), seg)?;
+        self.check_fits(vc.dst, &format!("a TCP segment (MSS {})", cfg.mss), seg)?;
+        self.conns.push(TcpConn {
+            name: name.to_owned(),
+            sender: TcpSender::new(cfg.clone(), bytes),
+            receiver: TcpReceiver::new(cfg),
+            src: vc.src,
+            dst: vc.dst,
+            start,
+            bytes,
+            completed_at: None,
+            rto_timer: Default::default(),
+            delack_timer: Default::default(),
+        });
+        Ok(ConnId(self.conns.len() as u32 - 1))
+    }
+
+    /// Adds a constant-rate UDP source over `vc`.
+    pub fn add_udp_cbr(
+        &mut self,
+        name: &str,
+        vc: &VcHandle,
+        p: CbrParams,
+    ) -> Result<FlowId, BuildError> {
+        if p.max_payload.is_none_or(|m| p.payload <= m) {
+            let what = format!("a UDP datagram ({} bytes of data)", p.payload);
+            self.check_fits(vc.src, &what, p.payload + IPV4_HEADER + UDP_HEADER)?;
+        }
+        self.check_fits(vc.dst, "its receiver", 0)?;
+        self.flows.push(UdpCbr {
+            name: name.to_owned(),
+            src: vc.src,
+            dst: vc.dst,
+            payload: p.payload,
+            interval: p.interval,
+            start: p.start,
+            count: p.count,
+            max_payload: p.max_payload,
+            stats: UdpStats::default(),
+        });
+        Ok(FlowId(self.flows.len() as u32 - 1))
+    }
+
+    /// Finishes the network: a simulation of `duration` ready to run.
+    pub fn build(self, meta: RunMeta, duration: Duration) -> Simulation {
+        Simulation::new(self, meta, duration)
+    }
+}

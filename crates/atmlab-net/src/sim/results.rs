@@ -1,0 +1,382 @@
+//! What a run reports, and the conservation check every run must pass.
+//!
+//! Metric definitions follow the studies (see docs/models/metrics.md):
+//!
+//! * **goodput** of a connection: bytes delivered in order to the receiving
+//!   application, times 8, over the run's duration (97-0424 s4.2);
+//! * **efficiency**: the sum of goodputs over the largest TCP payload rate
+//!   the reference link can carry, `rate x mss / (cells x 53)` (80.5% of the
+//!   cell rate for MSS 512 with LLC/SNAP);
+//! * **fairness**: Jain's index of the goodputs;
+//! * **cell loss ratio**: cells dropped at switch ports over cells offered to
+//!   switch ports.
+
+use super::Simulation;
+use crate::aal5::tcp_payload_efficiency;
+use atmlab_engine::jain_fairness;
+use serde::Serialize;
+use thiserror::Error;
+
+/// A run that could not produce a valid result.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SimulationError {
+    /// The cell accounting does not balance: a model bug, never a user error.
+    #[error("cell conservation violated: {0}")]
+    Conservation(String),
+}
+
+/// The capacity the efficiency is measured against.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EfficiencyBasis {
+    /// The reference port (`from->to`).
+    pub link: String,
+    /// Its cell rate in bit/s.
+    pub link_rate_bps: u64,
+    /// Largest fraction of that rate TCP payload can use.
+    pub payload_fraction: f64,
+    /// `link_rate_bps x payload_fraction`.
+    pub max_goodput_bps: f64,
+}
+
+/// One TCP connection's results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ConnectionResult {
+    /// Application name.
+    pub name: String,
+    /// TCP variant of the sender.
+    pub variant: &'static str,
+    /// Segment size.
+    pub mss: u32,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// Bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// `bytes_delivered x 8 / duration`.
+    pub goodput_bps: f64,
+    /// Data segments sent (retransmissions included).
+    pub segments_sent: u64,
+    /// Data segments sent again.
+    pub retransmitted_segments: u64,
+    /// Payload bytes sent again.
+    pub retransmitted_bytes: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Congestion window at the end, bytes.
+    pub final_cwnd_bytes: u64,
+    /// Slow-start threshold at the end, bytes.
+    pub final_ssthresh_bytes: u64,
+    /// Smoothed RTT at the end, seconds.
+    pub srtt_s: Option<f64>,
+    /// When a finite transfer completed, seconds.
+    pub completed_at_s: Option<f64>,
+}
+
+/// One UDP flow's results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UdpFlowResult {
+    /// Application name.
+    pub name: String,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// The sending program refused the payload size (nothing was sent).
+    pub refused: bool,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams lost (sent, not received, not in flight at the end).
+    pub lost: u64,
+    /// Received user bytes x 8 over the duration.
+    pub throughput_bps: f64,
+    /// Mean one-way delay, seconds.
+    pub mean_delay_s: Option<f64>,
+    /// Largest one-way delay, seconds.
+    pub max_delay_s: Option<f64>,
+}
+
+/// One output port's results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PortResult {
+    /// `from->to`.
+    pub name: String,
+    /// `"switch"` or `"host"`.
+    pub kind: &'static str,
+    /// Cells offered.
+    pub cells_in: u64,
+    /// Cells sent.
+    pub cells_out: u64,
+    /// Cells dropped.
+    pub dropped: u64,
+    /// Of those, because the buffer was full.
+    pub dropped_overflow: u64,
+    /// Of those, by frame discard (EPD refusals, PPD tails).
+    pub dropped_frame: u64,
+    /// Largest queue, cells.
+    pub max_queue: u64,
+    /// Time-averaged queue, cells.
+    pub mean_queue: f64,
+    /// Fraction of cell slots used.
+    pub utilization: f64,
+}
+
+/// Frame (AAL5 PDU) counts over all senders and receivers.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FrameCounts {
+    /// Frames sent.
+    pub sent: u64,
+    /// Frames delivered.
+    pub delivered: u64,
+    /// Frames lost (a cell dropped, or merged with another frame).
+    pub lost: u64,
+    /// Frames still in the network at the end.
+    pub in_flight: u64,
+    /// Frames the receivers' AAL5 discarded as corrupt.
+    pub discarded_by_receivers: u64,
+    /// Cells of those frames that reached the receivers.
+    pub dead_cells: u64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunResult {
+    /// Scenario name.
+    pub scenario: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Replication index.
+    pub replication: u64,
+    /// Simulated time, seconds.
+    pub duration_s: f64,
+    /// Efficiency (97-0424 s4.2), if the run has TCP connections.
+    pub efficiency: Option<f64>,
+    /// Jain's fairness index of the TCP goodputs.
+    pub fairness: Option<f64>,
+    /// The reference of the efficiency.
+    pub efficiency_basis: Option<EfficiencyBasis>,
+    /// Sum of TCP goodputs, bit/s.
+    pub tcp_goodput_bps: f64,
+    /// Cells dropped at switch ports / cells offered to switch ports.
+    pub cell_loss_ratio: f64,
+    /// Cells offered to switch ports.
+    pub switch_cells_offered: u64,
+    /// Cells dropped at switch ports.
+    pub switch_cells_dropped: u64,
+    /// Frame counts.
+    pub frames: FrameCounts,
+    /// TCP connections.
+    pub connections: Vec<ConnectionResult>,
+    /// UDP flows.
+    pub udp_flows: Vec<UdpFlowResult>,
+    /// Output ports (hosts' adapters and switch ports).
+    pub ports: Vec<PortResult>,
+    /// Cells that crossed a link.
+    pub cell_hops: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+fn secs(ps: u128) -> f64 {
+    ps as f64 / 1e12
+}
+
+impl Simulation {
+    pub(super) fn finish(self) -> Result<RunResult, SimulationError> {
+        self.check_conservation()?;
+        let dur = (self.end - atmlab_engine::SimTime::ZERO).as_secs_f64();
+        let host_name = |h: crate::ids::HostId| self.hosts[h.idx()].name.clone();
+
+        let connections: Vec<ConnectionResult> = self
+            .conns
+            .iter()
+            .map(|c| {
+                let s = &c.sender.stats;
+                let bytes = c.receiver.stats.bytes_delivered;
+                ConnectionResult {
+                    name: c.name.clone(),
+                    variant: c.sender.config().variant.name(),
+                    mss: c.sender.mss(),
+                    src: host_name(c.src.host),
+                    dst: host_name(c.dst.host),
+                    bytes_delivered: bytes,
+                    goodput_bps: bytes as f64 * 8.0 / dur,
+                    segments_sent: s.segments_sent,
+                    retransmitted_segments: s.retransmitted_segments,
+                    retransmitted_bytes: s.retransmitted_bytes,
+                    timeouts: s.timeouts,
+                    fast_retransmits: s.fast_retransmits,
+                    final_cwnd_bytes: c.sender.cwnd(),
+                    final_ssthresh_bytes: c.sender.ssthresh(),
+                    srtt_s: c.sender.rtt().srtt().map(|d| d.as_secs_f64()),
+                    completed_at_s: c.completed_at.map(|t| t.as_secs_f64()),
+                }
+            })
+            .collect();
+        let goodputs: Vec<f64> = connections.iter().map(|c| c.goodput_bps).collect();
+        let tcp_goodput_bps: f64 = goodputs.iter().sum();
+
+        let efficiency_basis = self
+            .efficiency_port
+            .filter(|_| !self.conns.is_empty())
+            .map(|p| {
+                let port = &self.ports[p.idx()];
+                let payload_fraction = self
+                    .conns
+                    .iter()
+                    .map(|c| {
+                        tcp_payload_efficiency(
+                            c.sender.config().mss,
+                            self.hosts[c.src.host.idx()].encapsulation,
+                        )
+                    })
+                    .fold(0.0, f64::max);
+                EfficiencyBasis {
+                    link: port.name.clone(),
+                    link_rate_bps: port.rate.bps(),
+                    payload_fraction,
+                    max_goodput_bps: port.rate.bps() as f64 * payload_fraction,
+                }
+            });
+        let efficiency = efficiency_basis
+            .as_ref()
+            .map(|b| tcp_goodput_bps / b.max_goodput_bps);
+
+        let udp_flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = &f.stats;
+                let mean = (s.received > 0).then(|| secs(s.delay_sum_ps / u128::from(s.received)));
+                UdpFlowResult {
+                    name: f.name.clone(),
+                    src: host_name(f.src.host),
+                    dst: host_name(f.dst.host),
+                    refused: f.is_refused(),
+                    sent: s.sent,
+                    received: s.received,
+                    lost: s.sent - s.received - self.udp_in_flight(i as u32),
+                    throughput_bps: s.bytes_received as f64 * 8.0 / dur,
+                    mean_delay_s: mean,
+                    max_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps))),
+                }
+            })
+            .collect();
+
+        let ports: Vec<PortResult> = self
+            .ports
+            .iter()
+            .zip(&self.port_is_switch)
+            .map(|(p, &sw)| {
+                let st = &p.stats;
+                PortResult {
+                    name: p.name.clone(),
+                    kind: if sw { "switch" } else { "host" },
+                    cells_in: st.cells_in,
+                    cells_out: st.cells_out,
+                    dropped: st.dropped_overflow + st.dropped_frame,
+                    dropped_overflow: st.dropped_overflow,
+                    dropped_frame: st.dropped_frame,
+                    max_queue: st.occupancy.max(),
+                    mean_queue: st.occupancy.mean(self.end),
+                    utilization: st.cells_out as f64 / (dur * p.rate.cells_per_s()),
+                }
+            })
+            .collect();
+        let (offered, dropped) = ports
+            .iter()
+            .filter(|p| p.kind == "switch")
+            .fold((0, 0), |(o, d), p| (o + p.cells_in, d + p.dropped));
+
+        let counts = self.pdus.counts();
+        let (discarded, dead) = self.hosts.iter().fold((0, 0), |(f, c), h| {
+            (f + h.stats.frames_discarded, c + h.stats.dead_cells)
+        });
+        Ok(RunResult {
+            scenario: self.meta.scenario.clone(),
+            seed: self.meta.seed,
+            replication: self.meta.replication,
+            duration_s: dur,
+            efficiency,
+            fairness: jain_fairness(&goodputs),
+            efficiency_basis,
+            tcp_goodput_bps,
+            cell_loss_ratio: if offered == 0 {
+                0.0
+            } else {
+                dropped as f64 / offered as f64
+            },
+            switch_cells_offered: offered,
+            switch_cells_dropped: dropped,
+            frames: FrameCounts {
+                sent: counts.created,
+                delivered: counts.delivered,
+                lost: counts.lost,
+                in_flight: self.pdus.in_flight() as u64,
+                discarded_by_receivers: discarded,
+                dead_cells: dead,
+            },
+            connections,
+            udp_flows,
+            ports,
+            cell_hops: self.cell_hops,
+            events: self.events,
+        })
+    }
+
+    /// Datagrams of flow `f` still in the network (their PDU is live and not
+    /// delivered).
+    fn udp_in_flight(&self, f: u32) -> u64 {
+        let target = crate::pdu::Endpoint::UdpSink(f);
+        self.pdus
+            .live()
+            .filter(|p| p.dest == target && !p.is_delivered())
+            .count() as u64
+    }
+
+    /// Cells offered to every port = sent + dropped + queued, and every cell
+    /// ever created is received, dropped, queued or on a link.
+    fn check_conservation(&self) -> Result<(), SimulationError> {
+        let (mut dropped, mut queued, mut on_links, mut sent) = (0u64, 0u64, 0u64, 0u64);
+        for p in &self.ports {
+            let s = &p.stats;
+            let d = s.dropped_overflow + s.dropped_frame;
+            let q = u64::from(p.queued());
+            if s.cells_in != s.cells_out + d + q {
+                return Err(SimulationError::Conservation(format!(
+                    "port {}: {} cells offered != {} sent + {} dropped + {} queued",
+                    p.name, s.cells_in, s.cells_out, d, q
+                )));
+            }
+            dropped += d;
+            queued += q;
+            on_links += p.in_flight() as u64;
+            sent += s.cells_out;
+        }
+        let received: u64 = self.hosts.iter().map(|h| h.stats.cells_received).sum();
+        let arrived_over_links = self.cell_hops;
+        if sent != arrived_over_links + on_links {
+            return Err(SimulationError::Conservation(format!(
+                "links: {sent} cells sent != {arrived_over_links} arrived + {on_links} in flight"
+            )));
+        }
+        if self.cells_created != received + dropped + queued + on_links {
+            return Err(SimulationError::Conservation(format!(
+                "{} cells created != {} received + {} dropped + {} queued + {} on links",
+                self.cells_created, received, dropped, queued, on_links
+            )));
+        }
+        let outstanding = self.pdus.outstanding_cells();
+        if outstanding != queued + on_links {
+            return Err(SimulationError::Conservation(format!(
+                "PDU table holds {outstanding} unsettled cells but {queued} are queued and {on_links} on links"
+            )));
+        }
+        Ok(())
+    }
+}

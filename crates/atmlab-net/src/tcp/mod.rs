@@ -1,0 +1,169 @@
+//! TCP as the 1990s BSD-derived stacks and simulators did it.
+//!
+//! A connection is a one-way transfer: a [`TcpSender`] at the data source
+//! and a [`TcpReceiver`] at the sink (the studies use unidirectional traffic;
+//! the receiver sends only ACKs). Both are *sans-I/O* state machines in the
+//! smoltcp style: they take the current time and an incoming segment or timer
+//! expiry, append the segments they want sent to an output vector, and expose
+//! the deadline of their timer. The simulation turns segments into IP
+//! datagrams and cells, and keeps at most one event per timer in the queue.
+//!
+//! See `docs/models/tcp.md` for the rules each variant follows and the choices
+//! made where sources differ.
+
+mod receiver;
+mod rtt;
+mod segment;
+mod sender;
+
+pub use receiver::{ReceiverStats, TcpReceiver};
+pub use rtt::{RtoConfig, RttEstimator};
+pub use segment::{SackBlocks, TcpFlags, TcpOptions, TcpSegment};
+pub use sender::{SenderStats, TcpSender};
+
+use atmlab_engine::{Duration, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The congestion-control variant of a sender.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpVariant {
+    /// Slow start, congestion avoidance and retransmission timeout only (no
+    /// fast retransmit): the "Vanilla" TCP of 97-0424.
+    Vanilla,
+    /// Vanilla plus fast retransmit on duplicate ACKs, then slow start from
+    /// one segment (4.3BSD-Tahoe).
+    Tahoe,
+    /// Fast retransmit and fast recovery (RFC 2001, 4.3BSD-Reno).
+    Reno,
+}
+
+impl TcpVariant {
+    /// The name used in scenarios and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpVariant::Vanilla => "vanilla",
+            TcpVariant::Tahoe => "tahoe",
+            TcpVariant::Reno => "reno",
+        }
+    }
+}
+
+/// How a TCP timer maps a timeout onto the clock.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerModel {
+    /// BSD: timers count down on a periodic tick (aligned to `t = 0`), so a
+    /// timeout of `n` ticks fires at the `n`-th tick boundary after it was
+    /// set, i.e. between `n - 1` and `n` ticks later.
+    #[default]
+    TickAligned,
+    /// ns-2: a timeout of `d` fires exactly `d` after it was set.
+    Exact,
+}
+
+impl TimerModel {
+    /// When a timeout of `delay` set at `now` fires, for a timer ticking every
+    /// `tick`.
+    pub fn expiry(self, now: SimTime, delay: Duration, tick: Duration) -> SimTime {
+        match self {
+            TimerModel::Exact => now + delay,
+            TimerModel::TickAligned => {
+                let tick = tick.as_ps();
+                let ticks = delay.as_ps().div_ceil(tick).max(1);
+                SimTime::from_ps((now.as_ps() / tick + ticks) * tick)
+            }
+        }
+    }
+}
+
+/// RFC 1323 window scaling policy.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowScaling {
+    /// Offer the option when the window exceeds 65535 bytes.
+    #[default]
+    Auto,
+    /// Always offer it.
+    On,
+    /// Never offer it (windows above 65535 bytes are then capped).
+    Off,
+}
+
+/// Parameters of one TCP connection (both ends use the same).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Congestion-control variant of the sender.
+    pub variant: TcpVariant,
+    /// Maximum segment size in bytes (payload).
+    pub mss: u32,
+    /// Receive buffer = largest window the receiver advertises, bytes.
+    pub window: u32,
+    /// Window scaling policy.
+    pub window_scaling: WindowScaling,
+    /// Initial congestion window, segments.
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold, bytes (`None`: the window).
+    pub initial_ssthresh: Option<u32>,
+    /// Timer granularity and RTO bounds.
+    pub rto: RtoConfig,
+    /// How the retransmission timer is mapped onto ticks.
+    pub rto_timer: TimerModel,
+    /// Duplicate ACKs that trigger fast retransmit (Tahoe, Reno).
+    pub dupack_threshold: u32,
+    /// Delay ACKs (RFC 1122: ACK every second segment, or when the timer
+    /// fires).
+    pub delayed_ack: bool,
+    /// The delayed-ACK timeout (BSD: the 200 ms fast timer).
+    pub delayed_ack_timeout: Duration,
+    /// How the delayed-ACK timer is mapped onto ticks of `delayed_ack_timeout`.
+    pub delayed_ack_timer: TimerModel,
+}
+
+impl TcpConfig {
+    /// The 1990s defaults: Reno, MSS 512, 64 KB window, 100 ms ticks, RTO
+    /// between 2 ticks and 64 s (3 s before the first sample), three
+    /// duplicate ACKs, no delayed ACK.
+    pub fn classic() -> TcpConfig {
+        TcpConfig {
+            variant: TcpVariant::Reno,
+            mss: 512,
+            window: 65_535,
+            window_scaling: WindowScaling::Auto,
+            initial_cwnd: 1,
+            initial_ssthresh: None,
+            rto: RtoConfig {
+                tick: Duration::from_ms(100),
+                initial_rto: Duration::from_secs(3),
+                min_rto: Duration::ZERO,
+                max_rto: Duration::from_secs(64),
+            },
+            rto_timer: TimerModel::TickAligned,
+            dupack_threshold: 3,
+            delayed_ack: false,
+            delayed_ack_timeout: Duration::from_ms(200),
+            delayed_ack_timer: TimerModel::TickAligned,
+        }
+    }
+
+    /// Whether this end offers the window scale option.
+    pub fn offers_window_scale(&self) -> bool {
+        match self.window_scaling {
+            WindowScaling::Auto => self.window > 65_535,
+            WindowScaling::On => true,
+            WindowScaling::Off => false,
+        }
+    }
+
+    /// The smallest shift `s` with `window >> s <= 65535` (at most 14).
+    pub fn window_shift(&self) -> u8 {
+        let mut s = 0;
+        while (self.window >> s) > 65_535 && s < 14 {
+            s += 1;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests;

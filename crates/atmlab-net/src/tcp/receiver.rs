@@ -1,0 +1,212 @@
+//! The receiving side of a TCP connection.
+//!
+//! The application reads greedily, so the advertised window is always the
+//! whole receive buffer (out-of-order data waits in the reassembly queue,
+//! which BSD does not charge to the socket buffer). ACK policy (RFC 1122 as
+//! BSD implements it): a segment that fills a gap, a duplicate and an
+//! out-of-order segment are acknowledged at once; with delayed ACKs an
+//! in-order segment sets a flag, the second one is acknowledged at once, and
+//! the delayed-ACK timer acknowledges a lone one.
+
+use super::TcpConfig;
+use super::segment::{TcpFlags, TcpOptions, TcpSegment};
+use atmlab_engine::SimTime;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Listen,
+    SynReceived,
+    Established,
+}
+
+/// Counters of a receiver.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+    /// Data segments received.
+    pub segments_received: u64,
+    /// Data segments entirely below `rcv_nxt`.
+    pub duplicate_segments: u64,
+    /// Data segments above `rcv_nxt`.
+    pub out_of_order_segments: u64,
+    /// ACKs sent (SYN-ACKs included).
+    pub acks_sent: u64,
+}
+
+/// The receiving side of one connection.
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    cfg: TcpConfig,
+    state: State,
+    iss: u64,
+    rcv_nxt: u64,
+    rcv_scale: u8,
+    scaling: bool,
+    ooo: Vec<(u64, u64)>,
+    delack_pending: bool,
+    delack_deadline: Option<SimTime>,
+    /// Counters.
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    /// A listening receiver.
+    pub fn new(cfg: TcpConfig) -> TcpReceiver {
+        TcpReceiver {
+            cfg,
+            state: State::Listen,
+            iss: 0,
+            rcv_nxt: 0,
+            rcv_scale: 0,
+            scaling: false,
+            ooo: Vec::new(),
+            delack_pending: false,
+            delack_deadline: None,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Next sequence number expected.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// When the delayed-ACK timer fires, if it runs.
+    pub fn delack_deadline(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+    /// Out-of-order ranges held, `[start, end)`.
+    pub fn out_of_order(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+
+    /// Takes a segment from the sender.
+    pub fn on_segment(&mut self, now: SimTime, seg: &TcpSegment, out: &mut Vec<TcpSegment>) {
+        match self.state {
+            State::Listen => {
+                if seg.flags.contains(TcpFlags::SYN) {
+                    self.rcv_nxt = seg.seq + 1;
+                    // RFC 1323: scaling is on only if both ends offer it.
+                    self.scaling =
+                        self.cfg.offers_window_scale() && seg.options.window_scale.is_some();
+                    if self.scaling {
+                        self.rcv_scale = self.cfg.window_shift();
+                    }
+                    self.state = State::SynReceived;
+                    self.send_syn_ack(out);
+                }
+                return;
+            }
+            State::SynReceived => {
+                if seg.flags.contains(TcpFlags::SYN) {
+                    self.send_syn_ack(out); // our SYN-ACK was lost
+                    return;
+                }
+                if !(seg.flags.contains(TcpFlags::ACK) && seg.ack == self.iss + 1) {
+                    return;
+                }
+                self.state = State::Established;
+            }
+            State::Established => {
+                if seg.flags.contains(TcpFlags::SYN) {
+                    self.ack_now(out);
+                    return;
+                }
+            }
+        }
+        if seg.len > 0 {
+            self.on_data(now, seg.seq, seg.seq + u64::from(seg.len), out);
+        }
+    }
+
+    fn on_data(&mut self, now: SimTime, start: u64, end: u64, out: &mut Vec<TcpSegment>) {
+        self.stats.segments_received += 1;
+        if end <= self.rcv_nxt {
+            self.stats.duplicate_segments += 1;
+            self.ack_now(out);
+        } else if start <= self.rcv_nxt {
+            let filled_gap = !self.ooo.is_empty();
+            let before = self.rcv_nxt;
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            self.stats.bytes_delivered += self.rcv_nxt - before;
+            if filled_gap || !self.cfg.delayed_ack || self.delack_pending {
+                self.ack_now(out);
+            } else {
+                self.delack_pending = true;
+                self.delack_deadline = Some(self.cfg.delayed_ack_timer.expiry(
+                    now,
+                    self.cfg.delayed_ack_timeout,
+                    self.cfg.delayed_ack_timeout,
+                ));
+            }
+        } else {
+            self.stats.out_of_order_segments += 1;
+            self.insert_out_of_order(start, end);
+            self.ack_now(out);
+        }
+    }
+
+    fn insert_out_of_order(&mut self, start: u64, end: u64) {
+        let i = self.ooo.partition_point(|&(s, _)| s < start);
+        self.ooo.insert(i, (start, end));
+        // Merge overlapping or touching neighbours around i.
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
+        for &(s, e) in &self.ooo {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.ooo = merged;
+    }
+
+    /// The delayed-ACK timer fired (the caller checks the deadline).
+    pub fn on_delack_timeout(&mut self, out: &mut Vec<TcpSegment>) {
+        self.delack_deadline = None;
+        if self.delack_pending {
+            self.ack_now(out);
+        }
+    }
+
+    fn window_field(&self) -> u16 {
+        (self.cfg.window >> self.rcv_scale).min(65_535) as u16
+    }
+
+    fn ack_now(&mut self, out: &mut Vec<TcpSegment>) {
+        self.delack_pending = false;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        out.push(TcpSegment {
+            seq: self.iss + 1,
+            ack: self.rcv_nxt,
+            len: 0,
+            flags: TcpFlags::ACK,
+            window: self.window_field(),
+            options: TcpOptions::default(),
+        });
+    }
+
+    fn send_syn_ack(&mut self, out: &mut Vec<TcpSegment>) {
+        self.stats.acks_sent += 1;
+        let options = TcpOptions {
+            mss: Some(self.cfg.mss.min(65_535) as u16),
+            window_scale: self.scaling.then_some(self.rcv_scale),
+            ..TcpOptions::default()
+        };
+        out.push(TcpSegment {
+            seq: self.iss,
+            ack: self.rcv_nxt,
+            len: 0,
+            flags: TcpFlags::SYN_ACK,
+            window: self.cfg.window.min(65_535) as u16,
+            options,
+        });
+    }
+}

@@ -1,0 +1,409 @@
+//! The sending side of a TCP connection.
+
+use super::rtt::RttEstimator;
+use super::segment::{TcpFlags, TcpOptions, TcpSegment};
+use super::{TcpConfig, TcpVariant};
+use atmlab_engine::SimTime;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Closed,
+    SynSent,
+    Established,
+}
+
+/// Counters of a sender.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Data segments sent again.
+    pub retransmitted_segments: u64,
+    /// Payload bytes sent again.
+    pub retransmitted_bytes: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// ACKs received.
+    pub acks_received: u64,
+    /// Duplicate ACKs received.
+    pub dupacks_received: u64,
+}
+
+/// The sending side of one connection (infinite or finite data).
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    cfg: TcpConfig,
+    state: State,
+    iss: u64,
+    peer_iss: u64,
+    mss: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    end: u64,
+    cwnd: u64,
+    dupwnd: u64,
+    ssthresh: u64,
+    snd_wnd: u64,
+    snd_scale: u8,
+    dupacks: u32,
+    recover: u64,
+    in_fast_recovery: bool,
+    rtt: RttEstimator,
+    timed: Option<(u64, SimTime)>,
+    rto_deadline: Option<SimTime>,
+    /// Counters.
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    /// A closed sender that will send `bytes` bytes (`None`: forever).
+    pub fn new(cfg: TcpConfig, bytes: Option<u64>) -> TcpSender {
+        let iss = 0;
+        let mss = u64::from(cfg.mss);
+        let ssthresh = u64::from(cfg.initial_ssthresh.unwrap_or(cfg.window));
+        TcpSender {
+            rtt: RttEstimator::new(cfg.rto),
+            state: State::Closed,
+            iss,
+            peer_iss: 0,
+            mss,
+            snd_una: iss,
+            snd_nxt: iss,
+            snd_max: iss,
+            end: bytes.map_or(u64::MAX, |b| iss + 1 + b),
+            cwnd: u64::from(cfg.initial_cwnd) * mss,
+            dupwnd: 0,
+            ssthresh,
+            snd_wnd: 0,
+            snd_scale: 0,
+            dupacks: 0,
+            recover: iss,
+            in_fast_recovery: false,
+            timed: None,
+            rto_deadline: None,
+            stats: SenderStats::default(),
+            cfg,
+        }
+    }
+
+    /// The connection's parameters.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// Congestion window in bytes (without fast-recovery inflation).
+    pub fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    /// Slow-start threshold in bytes.
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    /// Oldest unacknowledged sequence number.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// Next sequence number to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    /// Highest sequence number sent plus one.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    /// The negotiated segment size.
+    pub fn mss(&self) -> u32 {
+        self.mss as u32
+    }
+    /// The window the peer advertised, in bytes.
+    pub fn snd_wnd(&self) -> u64 {
+        self.snd_wnd
+    }
+    /// Whether fast recovery is in progress.
+    pub fn in_fast_recovery(&self) -> bool {
+        self.in_fast_recovery
+    }
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    /// When the retransmission timer fires, if it runs.
+    pub fn rto_deadline(&self) -> Option<SimTime> {
+        self.rto_deadline
+    }
+    /// Whether every byte of a finite transfer has been acknowledged.
+    pub fn is_done(&self) -> bool {
+        self.end != u64::MAX && self.snd_una >= self.end
+    }
+
+    /// Opens the connection: sends the SYN.
+    pub fn connect(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        assert_eq!(self.state, State::Closed, "connect on an open sender");
+        self.state = State::SynSent;
+        self.snd_nxt = self.iss + 1;
+        self.snd_max = self.snd_nxt;
+        self.timed = Some((self.iss, now));
+        self.send_syn(out);
+        self.arm(now);
+    }
+
+    fn send_syn(&self, out: &mut Vec<TcpSegment>) {
+        let options = TcpOptions {
+            mss: Some(self.cfg.mss.min(65_535) as u16),
+            window_scale: self
+                .cfg
+                .offers_window_scale()
+                .then(|| self.cfg.window_shift()),
+            ..TcpOptions::default()
+        };
+        out.push(TcpSegment {
+            seq: self.iss,
+            ack: 0,
+            len: 0,
+            flags: TcpFlags::SYN,
+            window: self.cfg.window.min(65_535) as u16,
+            options,
+        });
+    }
+
+    /// Takes a segment from the receiver (SYN-ACK or ACK).
+    pub fn on_segment(&mut self, now: SimTime, seg: &TcpSegment, out: &mut Vec<TcpSegment>) {
+        match self.state {
+            State::Closed => {}
+            State::SynSent => {
+                if seg.flags.contains(TcpFlags::SYN_ACK) && seg.ack == self.iss + 1 {
+                    self.establish(now, seg, out);
+                }
+            }
+            State::Established => {
+                if seg.flags.contains(TcpFlags::SYN) {
+                    // Our ACK of the SYN-ACK was lost: acknowledge again.
+                    self.send_pure_ack(out);
+                } else if seg.flags.contains(TcpFlags::ACK) {
+                    self.on_ack(now, seg, out);
+                }
+            }
+        }
+    }
+
+    fn establish(&mut self, now: SimTime, seg: &TcpSegment, out: &mut Vec<TcpSegment>) {
+        self.state = State::Established;
+        self.peer_iss = seg.seq;
+        self.snd_una = seg.ack;
+        self.mss = u64::from(self.cfg.mss.min(seg.options.mss.map_or(536, u32::from)));
+        self.cwnd = u64::from(self.cfg.initial_cwnd) * self.mss;
+        if self.cfg.offers_window_scale() {
+            self.snd_scale = seg.options.window_scale.unwrap_or(0).min(14);
+        }
+        self.snd_wnd = u64::from(seg.window); // a SYN's window is never scaled
+        if let Some((_, sent)) = self.timed.take() {
+            self.rtt.sample(now - sent, sent);
+            self.rtt.reset_backoff();
+        }
+        self.rto_deadline = None;
+        let before = out.len();
+        self.output(now, out);
+        if out.len() == before {
+            self.send_pure_ack(out);
+        }
+    }
+
+    fn send_pure_ack(&self, out: &mut Vec<TcpSegment>) {
+        out.push(TcpSegment {
+            seq: self.snd_nxt,
+            ack: self.peer_iss + 1,
+            len: 0,
+            flags: TcpFlags::ACK,
+            window: self.cfg.window.min(65_535) as u16,
+            options: TcpOptions::default(),
+        });
+    }
+
+    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment, out: &mut Vec<TcpSegment>) {
+        let ack = seg.ack;
+        if ack > self.snd_max || ack < self.snd_una {
+            return; // acknowledges nothing we sent, or an old ACK
+        }
+        self.stats.acks_received += 1;
+        let wnd = u64::from(seg.window) << self.snd_scale;
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, wnd, out);
+        } else if seg.len == 0 && wnd == self.snd_wnd && self.snd_max > self.snd_una {
+            self.stats.dupacks_received += 1;
+            self.on_dupack(now, out);
+        } else {
+            self.snd_wnd = wnd; // window update
+            self.output(now, out);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<TcpSegment>) {
+        // Karn: only an ACK covering a segment timed since the last
+        // retransmission gives a sample and clears the backoff.
+        if let Some((seq, sent)) = self.timed
+            && ack > seq
+        {
+            self.rtt.sample(now - sent, sent);
+            self.rtt.reset_backoff();
+            self.timed = None;
+        }
+        self.snd_una = ack;
+        self.snd_wnd = wnd;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        if self.in_fast_recovery {
+            // RFC 2001: the first ACK of new data ends fast recovery and
+            // deflates the window to ssthresh (a partial ACK too).
+            self.in_fast_recovery = false;
+            self.dupwnd = 0;
+        } else {
+            self.open_cwnd();
+        }
+        self.dupacks = 0;
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+        } else {
+            self.arm(now);
+        }
+        self.output(now, out);
+    }
+
+    fn open_cwnd(&mut self) {
+        let incr = if self.cwnd < self.ssthresh {
+            self.mss // slow start
+        } else {
+            (self.mss * self.mss / self.cwnd).max(1) // congestion avoidance
+        };
+        let cap = 65_535u64 << self.snd_scale;
+        self.cwnd = (self.cwnd + incr).min(cap.max(self.mss));
+    }
+
+    fn halve(&mut self) {
+        let win = self.cwnd.min(self.snd_wnd);
+        self.ssthresh = (win / 2 / self.mss).max(2) * self.mss;
+    }
+
+    fn on_dupack(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        self.dupacks += 1;
+        let thresh = self.cfg.dupack_threshold;
+        match self.cfg.variant {
+            TcpVariant::Vanilla => {}
+            TcpVariant::Tahoe | TcpVariant::Reno if self.dupacks == thresh => {
+                // One fast retransmit per window: not while the ACKs still
+                // cover only data sent before the last loss event.
+                if self.snd_una < self.recover {
+                    return;
+                }
+                self.stats.fast_retransmits += 1;
+                self.halve();
+                self.recover = self.snd_max;
+                self.timed = None;
+                if self.cfg.variant == TcpVariant::Tahoe {
+                    self.cwnd = self.mss;
+                    self.snd_nxt = self.snd_una; // go back N
+                    self.arm(now);
+                    self.output(now, out);
+                } else {
+                    self.cwnd = self.ssthresh;
+                    self.dupwnd = u64::from(thresh) * self.mss;
+                    self.in_fast_recovery = true;
+                    let len = self.mss.min(self.end - self.snd_una);
+                    self.send_data(now, self.snd_una, len, out);
+                    self.arm(now);
+                    self.output(now, out);
+                }
+            }
+            TcpVariant::Reno if self.dupacks > thresh && self.in_fast_recovery => {
+                self.dupwnd += self.mss; // one more segment has left the network
+                self.output(now, out);
+            }
+            TcpVariant::Tahoe | TcpVariant::Reno => {}
+        }
+    }
+
+    /// The retransmission timer fired (the caller checks the deadline).
+    pub fn on_timeout(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        self.rto_deadline = None;
+        match self.state {
+            State::Closed => {}
+            State::SynSent => {
+                self.stats.timeouts += 1;
+                self.rtt.back_off();
+                self.timed = None;
+                self.send_syn(out);
+                self.arm(now);
+            }
+            State::Established => {
+                if self.snd_una >= self.snd_max {
+                    return;
+                }
+                self.stats.timeouts += 1;
+                self.halve();
+                self.cwnd = self.mss;
+                self.dupwnd = 0;
+                self.in_fast_recovery = false;
+                self.dupacks = 0;
+                self.recover = self.snd_max;
+                self.rtt.back_off();
+                self.timed = None;
+                self.snd_nxt = self.snd_una; // go back N
+                self.arm(now);
+                self.output(now, out);
+            }
+        }
+    }
+
+    fn arm(&mut self, now: SimTime) {
+        self.rto_deadline = Some(
+            self.cfg
+                .rto_timer
+                .expiry(now, self.rtt.rto(), self.cfg.rto.tick),
+        );
+    }
+
+    /// Sends what the window allows.
+    fn output(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        if self.state != State::Established {
+            return;
+        }
+        let win = (self.cwnd + self.dupwnd).min(self.snd_wnd);
+        let limit = self.snd_una.saturating_add(win);
+        while self.snd_nxt < self.end {
+            let len = self.mss.min(self.end - self.snd_nxt);
+            if self.snd_nxt + len > limit {
+                break;
+            }
+            self.send_data(now, self.snd_nxt, len, out);
+            self.snd_nxt += len;
+        }
+    }
+
+    fn send_data(&mut self, now: SimTime, seq: u64, len: u64, out: &mut Vec<TcpSegment>) {
+        let retransmission = seq < self.snd_max;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len;
+        if retransmission {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += len;
+        } else if self.timed.is_none() {
+            self.timed = Some((seq, now));
+        }
+        out.push(TcpSegment {
+            seq,
+            ack: self.peer_iss + 1,
+            len: len as u32,
+            flags: TcpFlags::ACK,
+            window: self.cfg.window.min(65_535) as u16,
+            options: TcpOptions::default(),
+        });
+        self.snd_max = self.snd_max.max(seq + len);
+        if self.rto_deadline.is_none() {
+            self.arm(now);
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! Hand-worked loss patterns for the TCP variants (algorithms.md s7.8) and the
+//! receiver's ACK policy. The network is a test-controlled list of segments:
+//! nothing is delivered unless the test says so.
+
+use super::*;
+use atmlab_engine::{Duration, SimTime};
+
+const MSS: u64 = 512;
+
+fn cfg(variant: TcpVariant) -> TcpConfig {
+    TcpConfig {
+        variant,
+        ..TcpConfig::classic()
+    }
+}
+
+struct Pair {
+    now: SimTime,
+    tx: TcpSender,
+    rx: TcpReceiver,
+}
+
+impl Pair {
+    /// An established connection; returns it with the first data segment(s)
+    /// the sender emitted after the handshake.
+    fn established(cfg: TcpConfig) -> (Pair, Vec<TcpSegment>) {
+        let mut p = Pair {
+            now: SimTime::ZERO,
+            tx: TcpSender::new(cfg.clone(), None),
+            rx: TcpReceiver::new(cfg),
+        };
+        let mut out = Vec::new();
+        p.tx.connect(p.now, &mut out);
+        let syn = out.pop().unwrap();
+        p.tick(Duration::from_ms(1));
+        p.rx.on_segment(p.now, &syn, &mut out);
+        let syn_ack = out.pop().unwrap();
+        assert!(syn_ack.flags.contains(TcpFlags::SYN_ACK));
+        p.tick(Duration::from_ms(1));
+        p.tx.on_segment(p.now, &syn_ack, &mut out);
+        (p, out)
+    }
+
+    fn tick(&mut self, d: Duration) {
+        self.now += d;
+    }
+
+    /// Delivers data segments to the receiver, returns its ACKs.
+    fn deliver_to_rx(&mut self, segs: &[TcpSegment]) -> Vec<TcpSegment> {
+        let mut acks = Vec::new();
+        for s in segs {
+            self.rx.on_segment(self.now, s, &mut acks);
+        }
+        acks
+    }
+
+    /// Delivers ACKs to the sender, returns what it sends.
+    fn deliver_to_tx(&mut self, acks: &[TcpSegment]) -> Vec<TcpSegment> {
+        let mut out = Vec::new();
+        for a in acks {
+            self.tx.on_segment(self.now, a, &mut out);
+        }
+        out
+    }
+
+    /// Loss-free rounds until cwnd reaches `segments`; returns the segments
+    /// in flight.
+    fn grow_to(&mut self, segments: u64, mut inflight: Vec<TcpSegment>) -> Vec<TcpSegment> {
+        while self.tx.cwnd() < segments * MSS {
+            self.tick(Duration::from_ms(1));
+            let acks = self.deliver_to_rx(&inflight);
+            self.tick(Duration::from_ms(1));
+            inflight = self.deliver_to_tx(&acks);
+        }
+        inflight
+    }
+}
+
+fn data(segs: &[TcpSegment]) -> Vec<TcpSegment> {
+    segs.iter().copied().filter(|s| s.len > 0).collect()
+}
+
+#[test]
+fn test_handshake_negotiates_mss_and_window_scale() {
+    let c = TcpConfig {
+        window: 600_000,
+        ..cfg(TcpVariant::Reno)
+    };
+    assert_eq!(c.window_shift(), 4); // 600000 >> 4 = 37500 <= 65535
+    let (p, first) = Pair::established(c);
+    assert_eq!(p.tx.mss(), 512);
+    assert_eq!(p.tx.snd_wnd(), 65_535, "the SYN-ACK window is not scaled");
+    assert_eq!(data(&first).len(), 1, "initial window of one segment");
+    assert_eq!(first[0].seq, 1, "data starts after the SYN");
+    // The first ACK carries the scaled window: 37500 << 4 = 600000.
+    let mut p = p;
+    let acks = p.deliver_to_rx(&first);
+    assert_eq!(acks[0].window, 37_500);
+    p.deliver_to_tx(&acks);
+    assert_eq!(p.tx.snd_wnd(), 600_000);
+}
+
+#[test]
+fn test_slow_start_doubles_per_round() {
+    let (mut p, first) = Pair::established(cfg(TcpVariant::Reno));
+    let inflight = p.grow_to(16, first);
+    assert_eq!(p.tx.cwnd(), 16 * MSS);
+    assert_eq!(data(&inflight).len(), 16);
+}
+
+/// cwnd = 16 segments, the first of the window lost, the other 15 arrive.
+fn lose_first_of_sixteen(variant: TcpVariant) -> (Pair, Vec<TcpSegment>, TcpSegment) {
+    let (mut p, first) = Pair::established(cfg(variant));
+    let inflight = p.grow_to(16, first);
+    assert_eq!(inflight.len(), 16);
+    let lost = inflight[0];
+    p.tick(Duration::from_ms(1));
+    let dupacks = p.deliver_to_rx(&inflight[1..]);
+    assert_eq!(dupacks.len(), 15);
+    assert!(dupacks.iter().all(|a| a.ack == lost.seq));
+    (p, dupacks, lost)
+}
+
+#[test]
+fn test_reno_single_loss_vector() {
+    // algorithms.md s7.8: after the 3rd dup ACK ssthresh = 8, window 8 + 3 =
+    // 11; after the 15th, 23: seven new segments during fast recovery; the
+    // new ACK sets cwnd = 8.
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Reno);
+    p.tick(Duration::from_ms(1));
+    let out = p.deliver_to_tx(&dupacks[..2]);
+    assert!(out.is_empty());
+    let out = p.deliver_to_tx(&dupacks[2..3]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].seq, lost.seq, "fast retransmit of the lost segment");
+    assert_eq!(p.tx.ssthresh(), 8 * MSS);
+    assert!(p.tx.in_fast_recovery());
+    let mut new_data = Vec::new();
+    for a in &dupacks[3..] {
+        new_data.extend(p.deliver_to_tx(std::slice::from_ref(a)));
+    }
+    assert_eq!(new_data.len(), 7);
+    assert!(
+        new_data.iter().all(|s| s.seq >= lost.seq + 16 * MSS),
+        "only new data"
+    );
+    // The retransmission arrives: one cumulative ACK for all 16 (+ the 7 new
+    // ones are still in flight).
+    p.tick(Duration::from_ms(1));
+    let ack = p.deliver_to_rx(&out);
+    assert_eq!(ack[0].ack, lost.seq + 16 * MSS);
+    p.deliver_to_tx(&ack);
+    assert_eq!(p.tx.cwnd(), 8 * MSS);
+    assert!(!p.tx.in_fast_recovery());
+    assert_eq!(p.tx.stats.fast_retransmits, 1);
+    assert_eq!(p.tx.stats.timeouts, 0);
+}
+
+#[test]
+fn test_tahoe_single_loss_goes_back_n_from_one_segment() {
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Tahoe);
+    let out = p.deliver_to_tx(&dupacks[..3]);
+    assert_eq!(p.tx.cwnd(), MSS);
+    assert_eq!(p.tx.ssthresh(), 8 * MSS);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].seq, lost.seq);
+    assert_eq!(
+        p.tx.snd_nxt(),
+        lost.seq + MSS,
+        "go-back-N restarts at the loss"
+    );
+    // Further dup ACKs do nothing.
+    assert!(p.deliver_to_tx(&dupacks[3..]).is_empty());
+}
+
+#[test]
+fn test_vanilla_ignores_dupacks_and_recovers_by_timeout() {
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Vanilla);
+    assert!(p.deliver_to_tx(&dupacks).is_empty());
+    assert_eq!(p.tx.cwnd(), 16 * MSS);
+    let deadline = p.tx.rto_deadline().expect("timer runs");
+    p.now = deadline;
+    let mut out = Vec::new();
+    p.tx.on_timeout(p.now, &mut out);
+    assert_eq!(p.tx.stats.timeouts, 1);
+    assert_eq!(p.tx.cwnd(), MSS);
+    assert_eq!(p.tx.ssthresh(), 8 * MSS);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].seq, lost.seq);
+}
+
+#[test]
+fn test_timer_is_tick_aligned_two_to_three_ticks() {
+    // One segment on a LAN path: RTO = 3 ticks, armed mid-tick it fires at
+    // the third tick boundary after it was set.
+    let (mut p, first) = Pair::established(cfg(TcpVariant::Reno));
+    let acks = p.deliver_to_rx(&first);
+    p.deliver_to_tx(&acks);
+    let set_at = p.now;
+    let d = p.tx.rto_deadline().unwrap() - set_at;
+    assert!(
+        d > Duration::from_ms(200) && d <= Duration::from_ms(300),
+        "{d}"
+    );
+    assert_eq!(
+        p.tx.rto_deadline().unwrap().as_ps() % Duration::from_ms(100).as_ps(),
+        0
+    );
+}
+
+#[test]
+fn test_karn_ack_of_retransmission_neither_samples_nor_resets_backoff() {
+    let (mut p, first) = Pair::established(cfg(TcpVariant::Reno));
+    let samples = p.tx.rtt().samples();
+    p.now = p.tx.rto_deadline().unwrap();
+    let mut out = Vec::new();
+    p.tx.on_timeout(p.now, &mut out);
+    assert_eq!(p.tx.rtt().backoff(), 2);
+    assert_eq!(out[0].seq, first[0].seq);
+    p.tick(Duration::from_ms(1));
+    let acks = p.deliver_to_rx(&out);
+    let more = p.deliver_to_tx(&acks);
+    assert_eq!(
+        p.tx.rtt().samples(),
+        samples,
+        "no sample from a retransmission"
+    );
+    assert_eq!(p.tx.rtt().backoff(), 2, "backoff kept");
+    // New data is timed; its ACK resets the backoff.
+    p.tick(Duration::from_ms(1));
+    let acks = p.deliver_to_rx(&more);
+    p.deliver_to_tx(&acks);
+    assert_eq!(p.tx.rtt().samples(), samples + 1);
+    assert_eq!(p.tx.rtt().backoff(), 1);
+}
+
+#[test]
+fn test_cwnd_never_below_one_segment_nor_ssthresh_below_two() {
+    let (mut p, _) = Pair::established(cfg(TcpVariant::Reno));
+    for _ in 0..5 {
+        p.now = p.tx.rto_deadline().unwrap();
+        let mut out = Vec::new();
+        p.tx.on_timeout(p.now, &mut out);
+        assert!(p.tx.cwnd() >= MSS);
+        assert!(p.tx.ssthresh() >= 2 * MSS);
+    }
+}
+
+#[test]
+fn test_delayed_ack_every_second_segment() {
+    let c = TcpConfig {
+        delayed_ack: true,
+        ..cfg(TcpVariant::Reno)
+    };
+    let (mut p, first) = Pair::established(c);
+    let mut acks = p.deliver_to_rx(&first);
+    assert!(acks.is_empty(), "a lone segment waits");
+    // The delayed-ACK timer fires at the next 200 ms boundary (BSD fast timer).
+    let d = p.rx.delack_deadline().unwrap();
+    assert_eq!(d.as_ps() % Duration::from_ms(200).as_ps(), 0);
+    assert!(d > p.now && d - p.now <= Duration::from_ms(200));
+    p.now = d;
+    p.rx.on_delack_timeout(&mut acks);
+    assert_eq!(acks.len(), 1);
+    // Ten back-to-back in-order segments: five ACKs, each on the even one.
+    let segs: Vec<_> = (0..10)
+        .map(|i| TcpSegment {
+            seq: 1 + MSS * (1 + i),
+            len: MSS as u32,
+            ..first[0]
+        })
+        .collect();
+    let mut acks = Vec::new();
+    for (i, s) in segs.iter().enumerate() {
+        let before = acks.len();
+        p.rx.on_segment(p.now, s, &mut acks);
+        assert_eq!(acks.len() - before, i % 2, "segment {i}");
+    }
+    assert_eq!(acks.len(), 5);
+}
+
+#[test]
+fn test_receiver_acks_out_of_order_at_once_and_fills_gaps() {
+    let (mut p, first) = Pair::established(cfg(TcpVariant::Reno));
+    let seg = |i: u64| TcpSegment {
+        seq: 1 + MSS * i,
+        len: MSS as u32,
+        ..first[0]
+    };
+    let acks = p.deliver_to_rx(&[seg(1), seg(3), seg(2)]);
+    let nums: Vec<_> = acks.iter().map(|a| a.ack).collect();
+    assert_eq!(
+        nums,
+        vec![1, 1, 1],
+        "segment 0 missing: three duplicate ACKs"
+    );
+    assert_eq!(p.rx.out_of_order(), &[(1 + MSS, 1 + 4 * MSS)]);
+    let acks = p.deliver_to_rx(&[seg(0)]);
+    assert_eq!(
+        acks[0].ack,
+        1 + 4 * MSS,
+        "the gap filled: everything acknowledged"
+    );
+    assert_eq!(p.rx.stats.bytes_delivered, 4 * MSS);
+    let acks = p.deliver_to_rx(&[seg(2)]);
+    assert_eq!(acks[0].ack, 1 + 4 * MSS);
+    assert_eq!(p.rx.stats.duplicate_segments, 1);
+}
+
+#[test]
+fn test_lost_syn_is_retransmitted_with_backoff() {
+    let c = cfg(TcpVariant::Reno);
+    let mut tx = TcpSender::new(c, None);
+    let mut out = Vec::new();
+    tx.connect(SimTime::ZERO, &mut out);
+    let d1 = tx.rto_deadline().unwrap();
+    assert_eq!(d1, SimTime::ZERO + Duration::from_secs(3));
+    tx.on_timeout(d1, &mut out);
+    assert_eq!(out.len(), 2);
+    assert!(out[1].flags.contains(TcpFlags::SYN));
+    assert_eq!(tx.rto_deadline().unwrap() - d1, Duration::from_secs(6));
+}
+
+#[test]
+fn test_finite_transfer_stops_at_its_end() {
+    let c = cfg(TcpVariant::Reno);
+    let mut p = Pair {
+        now: SimTime::ZERO,
+        tx: TcpSender::new(c.clone(), Some(1000)),
+        rx: TcpReceiver::new(c),
+    };
+    let mut out = Vec::new();
+    p.tx.connect(p.now, &mut out);
+    let mut segs = out;
+    for _ in 0..10 {
+        let replies = p.deliver_to_rx(&segs);
+        segs = p.deliver_to_tx(&replies);
+    }
+    assert!(p.tx.is_done());
+    assert_eq!(p.rx.stats.bytes_delivered, 1000);
+    assert_eq!(p.tx.stats.bytes_sent, 1000);
+}

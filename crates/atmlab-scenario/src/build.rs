@@ -1,0 +1,514 @@
+//! From a parsed [`Scenario`] to a ready-to-run [`Simulation`], with every
+//! check that needs more than one key (names, references, topology) reported
+//! at the key path where the problem is.
+
+use crate::error::ScenarioError;
+use crate::schema::*;
+use atmlab_engine::{Duration, RngStreams, SimTime};
+use atmlab_net::aal5::Encapsulation;
+use atmlab_net::atm::{
+    AcceptancePolicy, Epd, PortConfig, Ppd, Queueing, SchedulerKind, ServiceCategory,
+    StrictPriority, TailDrop, VcLabel,
+};
+use atmlab_net::ids::PortId;
+use atmlab_net::sim::{CbrParams, NetworkBuilder, NodeRef, RunMeta, Simulation, VcHandle};
+use atmlab_net::tcp::{RtoConfig, TcpConfig};
+use rand::RngExt;
+use std::collections::BTreeMap;
+
+/// Default IP MTU of Classical IP over ATM (RFC 1577).
+pub const DEFAULT_MTU: u64 = 9180;
+/// Default EPD threshold as a fraction of the buffer.
+pub const DEFAULT_EPD_FRACTION: f64 = 0.8;
+
+fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(path, msg)
+}
+
+struct Ctx<'a> {
+    sc: &'a Scenario,
+    b: NetworkBuilder,
+    nodes: BTreeMap<&'a str, NodeRef>,
+    vcs: BTreeMap<&'a str, (usize, VcHandle)>,
+}
+
+impl Scenario {
+    /// Checks the scenario and builds the simulation of replication
+    /// `replication` with master seed `seed`.
+    pub fn build(&self, seed: u64, replication: u64) -> Result<Simulation, ScenarioError> {
+        let duration = self.simulation.duration.0;
+        if duration.is_zero() {
+            return Err(err("simulation.duration", "must be longer than 0 s"));
+        }
+        let mut cx = Ctx {
+            sc: self,
+            b: NetworkBuilder::new(RngStreams::new(seed, replication)),
+            nodes: BTreeMap::new(),
+            vcs: BTreeMap::new(),
+        };
+        cx.nodes()?;
+        cx.links()?;
+        cx.vcs()?;
+        cx.apps()?;
+        cx.metrics()?;
+        let meta = RunMeta {
+            scenario: self.name.clone().unwrap_or_else(|| "scenario".into()),
+            seed,
+            replication,
+        };
+        Ok(cx.b.build(meta, duration))
+    }
+}
+
+impl<'a> Ctx<'a> {
+    fn name(&mut self, path: String, name: &'a str) -> Result<(), ScenarioError> {
+        if name.trim().is_empty() {
+            return Err(err(path, "a name must not be empty"));
+        }
+        if self.nodes.contains_key(name) {
+            return Err(err(path, format!("the name '{name}' is used twice")));
+        }
+        Ok(())
+    }
+
+    fn nodes(&mut self) -> Result<(), ScenarioError> {
+        for (i, h) in self.sc.hosts.iter().enumerate() {
+            self.name(format!("hosts[{i}].name"), &h.name)?;
+            let mtu = h.mtu.map_or(DEFAULT_MTU, |m| m.0);
+            if !(68..=65_527).contains(&mtu) {
+                return Err(err(
+                    format!("hosts[{i}].mtu"),
+                    format!("{mtu} bytes is outside 68..65527 (the AAL5 limit)"),
+                ));
+            }
+            let enc = h.encapsulation.unwrap_or(Encapsulation::LlcSnap);
+            let id = self.b.add_host(&h.name, mtu as u32, enc);
+            self.nodes.insert(&h.name, NodeRef::Host(id));
+        }
+        for (i, s) in self.sc.switches.iter().enumerate() {
+            self.name(format!("switches[{i}].name"), &s.name)?;
+            let id = self.b.add_switch(&s.name);
+            self.nodes.insert(&s.name, NodeRef::Switch(id));
+        }
+        Ok(())
+    }
+
+    fn node(&self, path: String, name: &str) -> Result<NodeRef, ScenarioError> {
+        self.nodes
+            .get(name)
+            .copied()
+            .ok_or_else(|| err(path, format!("no host or switch is named '{name}'")))
+    }
+
+    fn port_config(&self, from: NodeRef, to_name: &str) -> Result<PortConfig, ScenarioError> {
+        let NodeRef::Switch(s) = from else {
+            return Ok(PortConfig::host_adapter());
+        };
+        let i = s.idx();
+        let spec = &self.sc.switches[i];
+        let over = spec.port_to.get(to_name);
+        let base = format!("switches[{i}].port");
+        let at = |key: &str| match over {
+            Some(_) => format!("switches[{i}].port_to.{to_name}.{key}"),
+            None => format!("{base}.{key}"),
+        };
+        let buffer = over
+            .and_then(|o| o.buffer)
+            .or(spec.port.buffer)
+            .ok_or_else(|| {
+                err(
+                    format!("{base}.buffer"),
+                    format!(
+                        "the port from {} to {to_name} needs a buffer size",
+                        spec.name
+                    ),
+                )
+            })?;
+        let buffer = positive_cells(at("buffer"), buffer)?;
+        let default_policy = over
+            .and_then(|o| o.drop_policy.as_ref())
+            .or(spec.port.drop_policy.as_ref());
+        let mut class_buffers = [None; 4];
+        let mut policies = [AcceptancePolicy::TailDrop(TailDrop); 4];
+        for c in ServiceCategory::ALL {
+            let class = over
+                .and_then(|o| o.classes.get(&c))
+                .or(spec.port.classes.get(&c));
+            let cpath = |key: &str| at(&format!("classes.{c}.{key}"));
+            let own = class
+                .and_then(|k| k.buffer)
+                .map(|b| positive_cells(cpath("buffer"), b))
+                .transpose()?;
+            class_buffers[c.index()] = own;
+            let pool = own.unwrap_or(buffer);
+            let (policy, ppath) = match class.and_then(|k| k.drop_policy.as_ref()) {
+                Some(p) => (Some(p), cpath("drop_policy")),
+                None => (default_policy, at("drop_policy")),
+            };
+            policies[c.index()] = match policy {
+                None => AcceptancePolicy::TailDrop(TailDrop),
+                Some(p) => drop_policy(ppath, p, pool)?,
+            };
+        }
+        let scheduler = match over.and_then(|o| o.scheduler).or(spec.port.scheduler) {
+            None | Some(SchedulerSpec::StrictPriority) => {
+                SchedulerKind::StrictPriority(StrictPriority)
+            }
+        };
+        Ok(PortConfig {
+            queueing: Queueing::PerCategory,
+            buffer: Some(buffer),
+            class_buffers,
+            policies,
+            scheduler,
+        })
+    }
+
+    fn links(&mut self) -> Result<(), ScenarioError> {
+        for (i, l) in self.sc.links.iter().enumerate() {
+            let a = self.node(format!("links[{i}].between[0]"), &l.between[0])?;
+            let b = self.node(format!("links[{i}].between[1]"), &l.between[1])?;
+            let pab = self.port_config(a, &l.between[1])?;
+            let pba = self.port_config(b, &l.between[0])?;
+            self.b
+                .add_link(a, b, l.rate.0, l.delay.0, pab, pba)
+                .map_err(|e| err(format!("links[{i}]"), e.to_string()))?;
+        }
+        for (i, s) in self.sc.switches.iter().enumerate() {
+            let me = self.nodes[s.name.as_str()];
+            for to in s.port_to.keys() {
+                let peer = self.node(format!("switches[{i}].port_to.{to}"), to)?;
+                if self.b.port_toward(me, peer).is_none() {
+                    return Err(err(
+                        format!("switches[{i}].port_to.{to}"),
+                        format!("{} has no link to {to}", s.name),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn vcs(&mut self) -> Result<(), ScenarioError> {
+        for (i, v) in self.sc.vcs.iter().enumerate() {
+            let path = format!("vcs[{i}]");
+            if v.name.trim().is_empty() {
+                return Err(err(format!("{path}.name"), "a name must not be empty"));
+            }
+            if self.vcs.contains_key(v.name.as_str()) {
+                return Err(err(
+                    format!("{path}.name"),
+                    format!("the VC name '{}' is used twice", v.name),
+                ));
+            }
+            let nodes = v
+                .path
+                .iter()
+                .enumerate()
+                .map(|(j, n)| self.node(format!("{path}.path[{j}]"), n))
+                .collect::<Result<Vec<_>, _>>()?;
+            let label = v
+                .label
+                .as_deref()
+                .map(|l| parse_label(format!("{path}.label"), l))
+                .transpose()?;
+            let category = v.category.unwrap_or(ServiceCategory::Ubr);
+            let handle = self
+                .b
+                .add_vc(&nodes, category, label)
+                .map_err(|e| err(format!("{path}.path"), e.to_string()))?;
+            self.vcs.insert(&v.name, (i, handle));
+        }
+        Ok(())
+    }
+
+    fn vc(&self, path: String, name: &str) -> Result<VcHandle, ScenarioError> {
+        self.vcs
+            .get(name)
+            .map(|(_, h)| h.clone())
+            .ok_or_else(|| err(path, format!("no VC is named '{name}'")))
+    }
+
+    /// `start`, plus a uniform draw from `[0, jitter)` on the application's
+    /// own stream `app:<name>:start`.
+    fn start(&self, app: &str, start: Option<Time>, jitter: Option<Time>) -> SimTime {
+        let mut t = SimTime::ZERO + start.map_or(Duration::ZERO, |s| s.0);
+        if let Some(j) = jitter.filter(|j| !j.0.is_zero()) {
+            let mut rng = self.b.rng().stream(&format!("app:{app}:start"));
+            t += Duration::from_ps(rng.random_range(0..j.0.as_ps()));
+        }
+        t
+    }
+
+    fn apps(&mut self) -> Result<(), ScenarioError> {
+        let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, a) in self.sc.apps.iter().enumerate() {
+            let path = format!("apps[{i}]");
+            let (AppSpec::TcpBulk { name, .. } | AppSpec::UdpCbr { name, .. }) = a;
+            if name.trim().is_empty() {
+                return Err(err(format!("{path}.name"), "a name must not be empty"));
+            }
+            if let Some(j) = names.insert(name, i) {
+                return Err(err(
+                    format!("{path}.name"),
+                    format!("the application name '{name}' is also used by apps[{j}]"),
+                ));
+            }
+            match a {
+                AppSpec::TcpBulk {
+                    name,
+                    vc,
+                    start,
+                    start_jitter,
+                    bytes,
+                    tcp,
+                } => {
+                    let handle = self.vc(format!("{path}.vc"), vc)?;
+                    let mtu = self.path_mtu(&handle);
+                    let cfg = tcp_config(&path, &self.sc.tcp, tcp, mtu)?;
+                    let t = self.start(name, *start, *start_jitter);
+                    self.b
+                        .add_tcp(name, &handle, cfg, t, bytes.0)
+                        .map_err(|e| err(format!("{path}.tcp.mss"), e.to_string()))?;
+                }
+                AppSpec::UdpCbr {
+                    name,
+                    vc,
+                    payload,
+                    interval,
+                    start,
+                    start_jitter,
+                    count,
+                    max_payload,
+                } => {
+                    let handle = self.vc(format!("{path}.vc"), vc)?;
+                    if interval.0.is_zero() {
+                        return Err(err(format!("{path}.interval"), "must be longer than 0 s"));
+                    }
+                    let payload = u32::try_from(payload.0)
+                        .map_err(|_| err(format!("{path}.payload"), "too large"))?;
+                    let max_payload = max_payload.map(|m| m.0.min(u64::from(u32::MAX)) as u32);
+                    let t = self.start(name, *start, *start_jitter);
+                    let params = CbrParams {
+                        payload,
+                        interval: interval.0,
+                        start: t,
+                        count: *count,
+                        max_payload,
+                    };
+                    self.b
+                        .add_udp_cbr(name, &handle, params)
+                        .map_err(|e| err(format!("{path}.payload"), e.to_string()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The smaller MTU of the VC's two hosts (TCP's default MSS is MTU - 40).
+    fn path_mtu(&self, h: &VcHandle) -> u32 {
+        self.b.host(h.src.host).mtu.min(self.b.host(h.dst.host).mtu)
+    }
+
+    fn metrics(&mut self) -> Result<(), ScenarioError> {
+        let port = match &self.sc.metrics.efficiency_link {
+            Some([a, b]) => {
+                let na = self.node("metrics.efficiency_link[0]".into(), a)?;
+                let nb = self.node("metrics.efficiency_link[1]".into(), b)?;
+                Some(self.b.port_toward(na, nb).ok_or_else(|| {
+                    err(
+                        "metrics.efficiency_link",
+                        format!("no link from {a} to {b}"),
+                    )
+                })?)
+            }
+            None => self.slowest_tcp_port(),
+        };
+        if let Some(p) = port {
+            self.b.set_efficiency_port(p);
+        }
+        Ok(())
+    }
+
+    /// The slowest port any TCP connection's data crosses (first in path
+    /// order among equals).
+    fn slowest_tcp_port(&self) -> Option<PortId> {
+        let mut best: Option<PortId> = None;
+        for a in &self.sc.apps {
+            if let AppSpec::TcpBulk { vc, .. } = a
+                && let Some((_, h)) = self.vcs.get(vc.as_str())
+            {
+                for &p in &h.forward {
+                    if best.is_none_or(|b| self.b.port(p).rate < self.b.port(b).rate) {
+                        best = Some(p);
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+fn positive_cells(path: String, c: Cells) -> Result<u32, ScenarioError> {
+    if c.0 == 0 {
+        return Err(err(path, "must be at least 1 cell"));
+    }
+    u32::try_from(c.0).map_err(|_| err(path, "more than 4294967295 cells"))
+}
+
+fn drop_policy(
+    path: String,
+    p: &DropPolicySpec,
+    pool: u32,
+) -> Result<AcceptancePolicy, ScenarioError> {
+    Ok(match p {
+        DropPolicySpec::TailDrop {} => AcceptancePolicy::TailDrop(TailDrop),
+        DropPolicySpec::Ppd { keep_end_of_frame } => AcceptancePolicy::Ppd(Ppd {
+            keep_end_of_frame: keep_end_of_frame.unwrap_or(true),
+        }),
+        DropPolicySpec::Epd {
+            threshold,
+            threshold_fraction,
+            keep_end_of_frame,
+        } => {
+            let threshold = match (threshold, threshold_fraction) {
+                (Some(_), Some(_)) => {
+                    return Err(err(
+                        path,
+                        "give either threshold or threshold_fraction, not both",
+                    ));
+                }
+                (Some(t), None) => {
+                    if t.0 > u64::from(pool) {
+                        return Err(err(
+                            format!("{path}.threshold"),
+                            format!("{} cells exceeds the {pool}-cell buffer", t.0),
+                        ));
+                    }
+                    t.0 as u32
+                }
+                (None, f) => {
+                    let f = f.unwrap_or(DEFAULT_EPD_FRACTION);
+                    if !(f > 0.0 && f <= 1.0) {
+                        return Err(err(
+                            format!("{path}.threshold_fraction"),
+                            format!("{f} is not in (0, 1]"),
+                        ));
+                    }
+                    (f * f64::from(pool)).round() as u32
+                }
+            };
+            AcceptancePolicy::Epd(Epd {
+                threshold,
+                keep_end_of_frame: keep_end_of_frame.unwrap_or(true),
+            })
+        }
+    })
+}
+
+fn parse_label(path: String, s: &str) -> Result<VcLabel, ScenarioError> {
+    let bad = || {
+        err(
+            path.clone(),
+            format!("'{s}' is not a label 'vpi/vci' (e.g. '0/32', VPI 0..4095, VCI 32..65535)"),
+        )
+    };
+    let (vpi, vci) = s.split_once('/').ok_or_else(bad)?;
+    let vpi: u16 = vpi.trim().parse().map_err(|_| bad())?;
+    let vci: u16 = vci.trim().parse().map_err(|_| bad())?;
+    if vpi > 4095 || vci < 32 {
+        return Err(bad());
+    }
+    Ok(VcLabel::new(vpi, vci))
+}
+
+fn tcp_config(
+    path: &str,
+    base: &TcpSpec,
+    app: &TcpSpec,
+    mtu: u32,
+) -> Result<TcpConfig, ScenarioError> {
+    macro_rules! pick {
+        ($f:ident) => {
+            app.$f.or(base.$f)
+        };
+    }
+    let key = |k: &str| {
+        if app_has(app, k) {
+            format!("{path}.tcp.{k}")
+        } else {
+            format!("tcp.{k}")
+        }
+    };
+    let d = TcpConfig::classic();
+    let mss = pick!(mss).map_or(u64::from(mtu.saturating_sub(40)), |b| b.0);
+    if mss == 0 {
+        return Err(err(key("mss"), "must be at least 1 byte"));
+    }
+    let window = pick!(window).map_or(u64::from(d.window), |b| b.0);
+    if window < mss {
+        return Err(err(
+            key("window"),
+            format!("{window} bytes is smaller than one segment ({mss} bytes)"),
+        ));
+    }
+    if window > 1 << 30 {
+        return Err(err(
+            key("window"),
+            "exceeds the RFC 1323 maximum of 2^30 bytes",
+        ));
+    }
+    let tick = pick!(timer_tick).map_or(d.rto.tick, |t| t.0);
+    if tick.is_zero() {
+        return Err(err(key("timer_tick"), "must be longer than 0 s"));
+    }
+    let initial_cwnd = pick!(initial_cwnd).unwrap_or(d.initial_cwnd);
+    if initial_cwnd == 0 {
+        return Err(err(key("initial_cwnd"), "must be at least 1 segment"));
+    }
+    let dupack = pick!(dupack_threshold).unwrap_or(d.dupack_threshold);
+    if dupack == 0 {
+        return Err(err(key("dupack_threshold"), "must be at least 1"));
+    }
+    let rto = RtoConfig {
+        tick,
+        initial_rto: pick!(initial_rto).map_or(d.rto.initial_rto, |t| t.0),
+        min_rto: pick!(min_rto).map_or(d.rto.min_rto, |t| t.0),
+        max_rto: pick!(max_rto).map_or(d.rto.max_rto, |t| t.0),
+    };
+    if rto.max_rto < rto.min_rto {
+        return Err(err(key("max_rto"), "is smaller than min_rto"));
+    }
+    let delack_timeout = pick!(delayed_ack_timeout).map_or(d.delayed_ack_timeout, |t| t.0);
+    if delack_timeout.is_zero() {
+        return Err(err(key("delayed_ack_timeout"), "must be longer than 0 s"));
+    }
+    Ok(TcpConfig {
+        variant: pick!(variant).unwrap_or(d.variant),
+        mss: mss.min(u64::from(u32::MAX)) as u32,
+        window: window as u32,
+        window_scaling: pick!(window_scaling).unwrap_or(d.window_scaling),
+        initial_cwnd,
+        initial_ssthresh: pick!(initial_ssthresh).map(|b| b.0.min(u64::from(u32::MAX)) as u32),
+        rto,
+        rto_timer: pick!(rto_timer).unwrap_or(d.rto_timer),
+        dupack_threshold: dupack,
+        delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
+        delayed_ack_timeout: delack_timeout,
+        delayed_ack_timer: pick!(delayed_ack_timer).unwrap_or(d.delayed_ack_timer),
+    })
+}
+
+/// Whether the application's own `tcp` table sets key `k` (for error paths).
+fn app_has(app: &TcpSpec, k: &str) -> bool {
+    match k {
+        "mss" => app.mss.is_some(),
+        "window" => app.window.is_some(),
+        "timer_tick" => app.timer_tick.is_some(),
+        "initial_cwnd" => app.initial_cwnd.is_some(),
+        "dupack_threshold" => app.dupack_threshold.is_some(),
+        "max_rto" => app.max_rto.is_some() || app.min_rto.is_some(),
+        "delayed_ack_timeout" => app.delayed_ack_timeout.is_some(),
+        _ => false,
+    }
+}

@@ -1,0 +1,364 @@
+//! The scenario file format (TOML, or the same structure as JSON).
+//!
+//! Every struct denies unknown keys, and every quantity is a string with its
+//! unit, parsed while deserializing, so a mistake is reported with the key
+//! path where it happened (`switches[0].port.buffer: ...`).
+//! `docs/scenario-format.md` documents each key; this file is the schema.
+
+use crate::units;
+use atmlab_engine::{BitRate, Duration};
+use atmlab_net::aal5::Encapsulation;
+use atmlab_net::atm::ServiceCategory;
+use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+macro_rules! quantity {
+    ($(#[$m:meta])* $name:ident($inner:ty), $expect:literal, $parse:path, int: $int:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+        pub struct $name(pub $inner);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $parse(s).map($name).map_err(|m| E::custom(format!("'{s}': {m}")))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        let int: Option<fn(i64) -> Result<$inner, String>> = $int;
+                        match int {
+                            Some(f) => f(v).map($name).map_err(E::custom),
+                            None => Err(E::custom(format!("{v} has no unit; write it as {}", $expect))),
+                        }
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        self.visit_i64(i64::try_from(v).map_err(|_| E::custom("value too large"))?)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!("{v} has no unit; write it as {}", $expect)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&format!("{:?}", self.0))
+            }
+        }
+    };
+}
+
+fn nonneg_bytes(v: i64) -> Result<u64, String> {
+    u64::try_from(v).map_err(|_| "must not be negative".to_string())
+}
+
+quantity!(
+    /// A time span, e.g. `"5 us"`.
+    Time(Duration), "a time with its unit, e.g. \"5 us\"", units::duration, int: None
+);
+quantity!(
+    /// A rate, e.g. `"155.52 Mbit/s"`.
+    Rate(BitRate), "a rate with its unit, e.g. \"155.52 Mbit/s\"", units::rate, int: None
+);
+quantity!(
+    /// A size in bytes, e.g. `"512 bytes"` (a bare integer means bytes).
+    Bytes(u64), "a size, e.g. \"512 bytes\" or 512", units::bytes, int: Some(nonneg_bytes)
+);
+quantity!(
+    /// A size in cells, e.g. `"1000 cells"` (a bare integer means cells).
+    Cells(u64), "a size in cells, e.g. \"1000 cells\" or 1000", units::cells, int: Some(nonneg_bytes)
+);
+
+/// A byte count that may be infinite (`"inf"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Amount(pub Option<u64>);
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Int(i64),
+            Str(String),
+        }
+        match Repr::deserialize(d)
+            .map_err(|_| de::Error::custom("expected a size such as \"1 MB\", or \"inf\""))?
+        {
+            Repr::Str(s) if s.trim() == "inf" => Ok(Amount(None)),
+            Repr::Str(s) => units::bytes(&s)
+                .map(|b| Amount(Some(b)))
+                .map_err(|m| de::Error::custom(format!("'{s}': {m}"))),
+            Repr::Int(v) => nonneg_bytes(v)
+                .map(|b| Amount(Some(b)))
+                .map_err(de::Error::custom),
+        }
+    }
+}
+
+/// The whole scenario.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name used in results (defaults to the file name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run length and default seed.
+    pub simulation: SimulationSpec,
+    /// Defaults for every TCP application.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    /// End systems.
+    #[serde(default)]
+    pub hosts: Vec<HostSpec>,
+    /// Switches.
+    #[serde(default)]
+    pub switches: Vec<SwitchSpec>,
+    /// Links.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    /// Virtual channels.
+    #[serde(default)]
+    pub vcs: Vec<VcSpec>,
+    /// Applications.
+    #[serde(default)]
+    pub apps: Vec<AppSpec>,
+    /// How run-level metrics are computed.
+    #[serde(default)]
+    pub metrics: MetricsSpec,
+}
+
+/// `[simulation]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSpec {
+    /// Simulated time.
+    pub duration: Time,
+    /// Seed used when the command line gives none.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// `[tcp]` and per-application `tcp = {...}`: every key optional; an
+/// application's keys override the scenario's, which override the defaults.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// `vanilla`, `tahoe` or `reno`.
+    pub variant: Option<TcpVariant>,
+    /// Maximum segment size (default: MTU - 40).
+    pub mss: Option<Bytes>,
+    /// Receive window (default 65535 bytes).
+    pub window: Option<Bytes>,
+    /// `auto` (default), `on`, `off`.
+    pub window_scaling: Option<WindowScaling>,
+    /// Initial congestion window in segments (default 1).
+    pub initial_cwnd: Option<u32>,
+    /// Initial slow-start threshold (default: the window).
+    pub initial_ssthresh: Option<Bytes>,
+    /// Timer granularity (default 100 ms).
+    pub timer_tick: Option<Time>,
+    /// RTO before the first RTT sample (default 3 s).
+    pub initial_rto: Option<Time>,
+    /// Lower bound of the RTO (default 0: two ticks apply).
+    pub min_rto: Option<Time>,
+    /// Upper bound of the RTO (default 64 s).
+    pub max_rto: Option<Time>,
+    /// `tick_aligned` (BSD, default) or `exact` (ns-2).
+    pub rto_timer: Option<TimerModel>,
+    /// Duplicate ACKs that trigger fast retransmit (default 3).
+    pub dupack_threshold: Option<u32>,
+    /// Delay ACKs (default false).
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout (default 200 ms).
+    pub delayed_ack_timeout: Option<Time>,
+    /// `tick_aligned` (BSD, default) or `exact` (ns-2).
+    pub delayed_ack_timer: Option<TimerModel>,
+}
+
+/// `[[hosts]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// Unique node name.
+    pub name: String,
+    /// IP MTU (default 9180 bytes, RFC 1577).
+    #[serde(default)]
+    pub mtu: Option<Bytes>,
+    /// `llc_snap` (default) or `null`.
+    #[serde(default)]
+    pub encapsulation: Option<Encapsulation>,
+}
+
+/// `[[switches]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Unique node name.
+    pub name: String,
+    /// Defaults for every output port.
+    #[serde(default)]
+    pub port: PortSpec,
+    /// Overrides for the port toward a given neighbour.
+    #[serde(default)]
+    pub port_to: BTreeMap<String, PortSpec>,
+}
+
+/// A switch output port; all keys optional (merged over the switch's
+/// `port`, then over the built-in defaults).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortSpec {
+    /// Shared buffer for all categories (required somewhere).
+    pub buffer: Option<Cells>,
+    /// Acceptance policy of every category unless overridden in `classes`.
+    pub drop_policy: Option<DropPolicySpec>,
+    /// `strict_priority` (default).
+    pub scheduler: Option<SchedulerSpec>,
+    /// Per-category settings.
+    #[serde(default)]
+    pub classes: BTreeMap<ServiceCategory, ClassSpec>,
+}
+
+/// Per-category port settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    /// A buffer of the category's own instead of the shared one.
+    pub buffer: Option<Cells>,
+    /// The category's acceptance policy.
+    pub drop_policy: Option<DropPolicySpec>,
+}
+
+/// `drop_policy = { kind = ... }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DropPolicySpec {
+    /// Drop cells when the buffer is full.
+    TailDrop {},
+    /// Partial Packet Discard.
+    Ppd {
+        /// Keep the last cell of a cut frame (default true).
+        #[serde(default)]
+        keep_end_of_frame: Option<bool>,
+    },
+    /// Early Packet Discard.
+    Epd {
+        /// Refuse new frames at this occupancy (default: 80% of the buffer... see docs).
+        threshold: Option<Cells>,
+        /// The threshold as a fraction of the buffer (alternative to `threshold`).
+        threshold_fraction: Option<f64>,
+        /// Keep the last cell of a frame cut by an overflow (default true).
+        #[serde(default)]
+        keep_end_of_frame: Option<bool>,
+    },
+}
+
+/// `scheduler = "..."`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerSpec {
+    /// CBR > VBR > ABR > UBR.
+    StrictPriority,
+}
+
+/// `[[links]]`: a full-duplex link.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// The two nodes it joins.
+    pub between: [String; 2],
+    /// Cell rate (53-byte cells) in each direction.
+    pub rate: Rate,
+    /// Propagation delay.
+    pub delay: Time,
+}
+
+/// `[[vcs]]`: a bidirectional virtual channel.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VcSpec {
+    /// Unique VC name.
+    pub name: String,
+    /// Host, switches..., host.
+    pub path: Vec<String>,
+    /// Service category (default `ubr`).
+    #[serde(default)]
+    pub category: Option<ServiceCategory>,
+    /// `"vpi/vci"` on every link (default: the lowest free VCI >= 32 on VPI 0).
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// `[[apps]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppSpec {
+    /// A greedy TCP transfer from the VC's first host to its last.
+    TcpBulk {
+        /// Unique application name.
+        name: String,
+        /// The VC it uses.
+        vc: String,
+        /// When it opens its connection (default 0 s).
+        #[serde(default)]
+        start: Option<Time>,
+        /// A uniform random delay in `[0, start_jitter)` added to `start`.
+        #[serde(default)]
+        start_jitter: Option<Time>,
+        /// Bytes to send (default `"inf"`).
+        #[serde(default)]
+        bytes: Amount,
+        /// Overrides of the scenario's `[tcp]`.
+        #[serde(default)]
+        tcp: TcpSpec,
+    },
+    /// Constant-rate UDP: `payload` bytes every `interval`.
+    UdpCbr {
+        /// Unique application name.
+        name: String,
+        /// The VC it uses.
+        vc: String,
+        /// User data per datagram.
+        payload: Bytes,
+        /// Time between datagrams.
+        interval: Time,
+        /// First datagram (default 0 s).
+        #[serde(default)]
+        start: Option<Time>,
+        /// A uniform random delay in `[0, start_jitter)` added to `start`.
+        #[serde(default)]
+        start_jitter: Option<Time>,
+        /// Datagrams to send (default: until the end).
+        #[serde(default)]
+        count: Option<u64>,
+        /// The largest write the sending program accepts; larger payloads are
+        /// refused and nothing is sent (udpt: 9000 bytes). Default: no limit.
+        #[serde(default)]
+        max_payload: Option<Bytes>,
+    },
+}
+
+/// `[metrics]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSpec {
+    /// The link (`[from, to]`) whose capacity the efficiency refers to
+    /// (default: the slowest link any TCP connection crosses, first found).
+    pub efficiency_link: Option<[String; 2]>,
+}

@@ -1,0 +1,181 @@
+//! Scenario parsing and validation: every mistake names its key.
+
+use super::*;
+
+const MINIMAL: &str = r#"
+[simulation]
+duration = "20 ms"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "sw"
+port = { buffer = "100 cells" }
+[[links]]
+between = ["a", "sw"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[links]]
+between = ["sw", "b"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[vcs]]
+name = "v"
+path = ["a", "sw", "b"]
+[[apps]]
+kind = "tcp_bulk"
+name = "ftp"
+vc = "v"
+"#;
+
+fn error_of(text: &str) -> ScenarioError {
+    match parse_toml(text) {
+        Err(e) => e,
+        Ok(s) => match s.build(1, 0) {
+            Err(e) => e,
+            Ok(_) => panic!("scenario was accepted"),
+        },
+    }
+}
+
+#[test]
+fn test_minimal_scenario_runs() {
+    let r = parse_toml(MINIMAL)
+        .unwrap()
+        .build(1, 0)
+        .unwrap()
+        .run()
+        .unwrap();
+    assert!(r.connections[0].bytes_delivered > 0);
+    assert_eq!(r.connections[0].mss, 9140, "MSS defaults to MTU 9180 - 40");
+    // All links are equally fast: the first on the path is the reference.
+    assert_eq!(r.efficiency_basis.unwrap().link, "a->sw");
+}
+
+#[test]
+fn test_malformed_toml() {
+    let e = error_of("[simulation\nduration = 1");
+    assert!(e.message.starts_with("malformed TOML"), "{e}");
+}
+
+#[test]
+fn test_unknown_key_names_its_path() {
+    let e = error_of(&MINIMAL.replace("port = { buffer", "port = { bufer"));
+    assert_eq!(e.path, "switches[0].port.bufer");
+    assert!(e.message.contains("unknown field `bufer`"), "{e}");
+}
+
+#[test]
+fn test_negative_rate() {
+    let e = error_of(&MINIMAL.replacen("155.52 Mbit/s", "-155.52 Mbit/s", 1));
+    assert_eq!(e.path, "links[0].rate");
+    assert!(e.message.contains("negative"), "{e}");
+}
+
+#[test]
+fn test_zero_cell_buffer() {
+    let e = error_of(&MINIMAL.replace("100 cells", "0 cells"));
+    assert_eq!(e.path, "switches[0].port.buffer");
+    assert!(e.message.contains("at least 1 cell"), "{e}");
+}
+
+#[test]
+fn test_vc_through_a_missing_node() {
+    let e = error_of(&MINIMAL.replace(r#"path = ["a", "sw", "b"]"#, r#"path = ["a", "sw9", "b"]"#));
+    assert_eq!(e.path, "vcs[0].path[1]");
+    assert!(e.message.contains("sw9"), "{e}");
+}
+
+#[test]
+fn test_vc_over_a_missing_link() {
+    let text = MINIMAL.replace(r#"path = ["a", "sw", "b"]"#, r#"path = ["a", "b"]"#);
+    let e = error_of(&text);
+    assert_eq!(e.path, "vcs[0].path");
+    assert!(e.message.contains("no link between a and b"), "{e}");
+}
+
+#[test]
+fn test_missing_units_and_wrong_units() {
+    let e = error_of(&MINIMAL.replace(r#"duration = "20 ms""#, "duration = 20"));
+    assert_eq!(e.path, "simulation.duration");
+    assert!(e.message.contains("no unit"), "{e}");
+    let e = error_of(&MINIMAL.replace("100 cells", "100 bytes"));
+    assert!(e.message.contains("cells"), "{e}");
+}
+
+#[test]
+fn test_duplicate_names_and_dangling_references() {
+    let e = error_of(&MINIMAL.replace(r#"name = "b""#, r#"name = "a""#));
+    assert_eq!(e.path, "hosts[1].name");
+    let e = error_of(&MINIMAL.replace(r#"vc = "v""#, r#"vc = "w""#));
+    assert_eq!(e.path, "apps[0].vc");
+}
+
+#[test]
+fn test_epd_threshold_beyond_buffer() {
+    let text = MINIMAL.replace(
+        r#"port = { buffer = "100 cells" }"#,
+        r#"port = { buffer = "100 cells", drop_policy = { kind = "epd", threshold = "200 cells" } }"#,
+    );
+    let e = error_of(&text);
+    assert_eq!(e.path, "switches[0].port.drop_policy.threshold");
+}
+
+#[test]
+fn test_mss_too_large_for_the_mtu() {
+    let text = MINIMAL.replace(r#"vc = "v""#, "vc = \"v\"\ntcp = { mss = 9500 }");
+    let e = error_of(&text);
+    assert_eq!(e.path, "apps[0].tcp.mss");
+    assert!(e.message.contains("MTU"), "{e}");
+}
+
+#[test]
+fn test_unknown_app_kind_and_policy_kind() {
+    let e = error_of(&MINIMAL.replace(r#"kind = "tcp_bulk""#, r#"kind = "ftp""#));
+    assert_eq!(e.path, "apps[0].kind");
+    let text = MINIMAL.replace(
+        r#"port = { buffer = "100 cells" }"#,
+        r#"port = { buffer = "100 cells", drop_policy = { kind = "red" } }"#,
+    );
+    let e = error_of(&text);
+    assert!(e.message.contains("unknown variant `red`"), "{e}");
+}
+
+#[test]
+fn test_json_errors_have_no_json_positions() {
+    let e = parse_json(r#"{"simulation": {"duration": "1 s", "sed": 3}}"#).unwrap_err();
+    assert_eq!(e.path, "simulation.sed");
+    assert!(!e.message.contains("line"), "{e}");
+}
+
+#[test]
+fn test_jitter_draws_from_the_seed() {
+    let text = MINIMAL.replace(r#"vc = "v""#, "vc = \"v\"\nstart_jitter = \"5 ms\"");
+    let s = parse_toml(&text).unwrap();
+    let r1 = s.build(1, 0).unwrap().run().unwrap();
+    let r1b = s.build(1, 0).unwrap().run().unwrap();
+    let r2 = s.build(2, 0).unwrap().run().unwrap();
+    assert_eq!(r1, r1b);
+    assert_ne!(
+        r1.connections[0].bytes_delivered,
+        r2.connections[0].bytes_delivered
+    );
+}
+
+#[test]
+fn test_shipped_scenarios_parse_and_build() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let s = parse_toml(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            s.build(1, 0)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 2, "nsource_lan and nsource_wan are shipped");
+}

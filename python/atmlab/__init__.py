@@ -1,0 +1,32 @@
+"""atmlab: a laboratory for TCP/IP over ATM networks.
+
+>>> import atmlab
+>>> result = atmlab.run("nsource_lan", seed=1)      # doctest: +SKIP
+>>> result.efficiency, result.fairness               # doctest: +SKIP
+>>> result.connections                               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .api import run
+from .errors import AtmlabError, ScenarioError, SimulationError
+from .result import Result
+from .scenario import load, validate
+
+try:
+    __version__ = version("atmlab")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AtmlabError",
+    "Result",
+    "ScenarioError",
+    "SimulationError",
+    "__version__",
+    "load",
+    "run",
+    "validate",
+]

@@ -1,0 +1,75 @@
+"""``atmlab bench``: speed of the core in cell-hops per wall-clock second.
+
+A cell-hop is one cell crossing one link. The benchmark runs, in one process
+on one core (the simulation is single-threaded), the bare event loop of
+``atmlab-engine`` (a heap of cell events through one FIFO port, no protocol
+logic) before and after the scenarios, so that the machine's speed and noise
+are measured in the same run, and the bundled ``nsource_lan`` and
+``nsource_wan`` scenarios with TCP and every metric on. Only the run itself
+is timed (not parsing or building the network).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core
+from .result import Result
+from .scenario import load
+
+SCENARIOS = {"lan": "nsource_lan", "wan": "nsource_wan"}
+BASELINE_CELLS = 4_000_000
+
+
+@dataclass
+class Measurement:
+    sim_s: float
+    wall_s: float
+    cell_hops: int
+
+    @property
+    def cell_hops_per_s(self) -> float:
+        return self.cell_hops / self.wall_s if self.wall_s > 0 else float("nan")
+
+
+def baseline(cells: int = BASELINE_CELLS) -> Measurement:
+    hops, _events, sim_s, wall_s = _core.bench_baseline(cells)
+    return Measurement(sim_s, wall_s, hops)
+
+
+def scenario(name: str) -> Measurement:
+    sc = load(name)
+    raw, wall_s = _core.bench_scenario(sc.to_json(), None)
+    r = Result(raw)
+    return Measurement(r.duration_s, wall_s, int(r.cell_hops))
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Measures the baseline twice (before and after) and each scenario once."""
+    cells = BASELINE_CELLS // 8 if quick else BASELINE_CELLS
+    before = baseline(cells)
+    scenarios = {key: scenario(name) for key, name in SCENARIOS.items()}
+    after = baseline(cells)
+    rates = [before.cell_hops_per_s, after.cell_hops_per_s]
+    base = statistics.fmean(rates)
+    return {
+        "build": _core.core_build(),
+        "baseline": {
+            "cell_hops_per_s": base,
+            "runs_cell_hops_per_s": rates,
+            "spread": (max(rates) - min(rates)) / base,
+        },
+        "scenarios": {
+            key: {
+                "scenario": SCENARIOS[key],
+                "cell_hops_per_s": m.cell_hops_per_s,
+                "sim_s": m.sim_s,
+                "wall_s": m.wall_s,
+                "cell_hops": m.cell_hops,
+                "vs_baseline": m.cell_hops_per_s / base,
+            }
+            for key, m in scenarios.items()
+        },
+    }

@@ -1,0 +1,20 @@
+"""The published tables atmlab compares against (copied from the studies
+into ``atmlab/data/reference``; see that folder's README)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+
+def path(name: str) -> Path:
+    """Path of a packaged reference CSV (``s004_table05_udp_datagram_to_cells``)."""
+    ref = resources.files("atmlab") / "data" / "reference" / f"{name.removesuffix('.csv')}.csv"
+    return Path(str(ref))
+
+
+def table(name: str) -> pd.DataFrame:
+    """A packaged reference table."""
+    return pd.read_csv(path(name))
