@@ -9,6 +9,10 @@ use atmlab_net::tcp::TcpConfig;
 
 fn main() {
     let wan = std::env::args().nth(1).as_deref() == Some("wan");
+    let scale: u64 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
     let (delay, buffer, window, secs) = if wan {
         (Duration::from_ms(5), 12_000, 600_000, 20)
     } else {
@@ -45,7 +49,7 @@ fn main() {
     }
     let p = b.port_toward(s1, s2).unwrap();
     b.set_efficiency_port(p);
-    let sim = b.build(RunMeta::default(), Duration::from_secs(secs));
+    let sim = b.build(RunMeta::default(), Duration::from_ms(secs * 1000 / scale));
     let t = std::time::Instant::now();
     let r = sim.run().unwrap();
     let wall = t.elapsed().as_secs_f64();

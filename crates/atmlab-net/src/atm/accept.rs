@@ -72,6 +72,12 @@ pub trait BufferAcceptance {
     /// Whether, after a partial discard, the frame's end-of-frame cell is
     /// still queued (if there is room) so the receiver can delimit frames.
     fn keeps_end_of_frame(&self) -> bool;
+    /// Whether the policy reads `vc_occupancy` or `active_vcs`. A port whose
+    /// policies do not can compute departures at arrival (pipelined mode),
+    /// where those per-VC counts are not maintained. Conservative default.
+    fn uses_per_vc_occupancy(&self) -> bool {
+        true
+    }
 }
 
 /// Plain UBR: drop cells when the buffer is full.
@@ -86,6 +92,9 @@ impl BufferAcceptance for TailDrop {
         OverflowAction::DropCell
     }
     fn keeps_end_of_frame(&self) -> bool {
+        false
+    }
+    fn uses_per_vc_occupancy(&self) -> bool {
         false
     }
 }
@@ -108,6 +117,9 @@ impl BufferAcceptance for Ppd {
     }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
+    }
+    fn uses_per_vc_occupancy(&self) -> bool {
+        false
     }
 }
 
@@ -134,6 +146,9 @@ impl BufferAcceptance for Epd {
     }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
+    }
+    fn uses_per_vc_occupancy(&self) -> bool {
+        false
     }
 }
 
@@ -177,6 +192,9 @@ impl BufferAcceptance for AcceptancePolicy {
     #[inline]
     fn keeps_end_of_frame(&self) -> bool {
         dispatch!(self, p => p.keeps_end_of_frame())
+    }
+    fn uses_per_vc_occupancy(&self) -> bool {
+        dispatch!(self, p => p.uses_per_vc_occupancy())
     }
 }
 

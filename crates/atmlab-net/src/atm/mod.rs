@@ -14,8 +14,8 @@ pub use accept::{
 pub use category::ServiceCategory;
 pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
 pub use port::{
-    CategoryCounts, DropReason, NextHop, Offer, Port, PortConfig, PortStats, PortVc, Queueing,
-    Transmission,
+    CategoryCounts, DropReason, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc,
+    Queueing, Transmission,
 };
 pub use sched::{Scheduler, SchedulerKind, StrictPriority};
 pub use switch::{Switch, VcRoute};

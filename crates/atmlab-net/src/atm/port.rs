@@ -23,6 +23,20 @@
 //! * **Channel.** The link is a fixed-delay FIFO: a cell sent in slot `k`
 //!   arrives at the far end at `b_k + cell_time + delay`. Only the head of the
 //!   channel has an event in the queue.
+//!
+//! ## Two modes, one behaviour
+//!
+//! A port whose cells all share one queue (a host adapter, or a switch port
+//! whose VCs are all of one category), whose policies look only at the pool
+//! occupancy and whose scheduler then serves that queue in every slot is a
+//! FIFO: the slot a cell departs in is known the moment it is accepted. Such a
+//! port runs **pipelined**: it assigns the slot on acceptance and puts the
+//! cell on the link at once with its future departure, so it needs no slot
+//! events at all. Every other port runs **slotted**: one event per slot while
+//! it is busy, and the scheduler chooses at the start of each slot. Both modes
+//! give the same departures, drops and statistics (`sim/tests.rs` checks that
+//! whole runs are identical); pipelined is just cheaper. The mode is chosen
+//! by [`Port::finalize`] once all VCs are known.
 
 use super::accept::{AcceptancePolicy, AdmitContext, BufferAcceptance, OverflowAction, Verdict};
 use super::category::ServiceCategory;
@@ -114,8 +128,27 @@ pub enum Offer {
         /// First slot of a new busy period, if one starts.
         wake: Option<SimTime>,
     },
+    /// Accepted by a pipelined port, which has assigned its departure slot:
+    /// the caller puts `cell` on the link, arriving at the far end at
+    /// `arrival`.
+    Departs {
+        /// When the cell reaches the far end.
+        arrival: SimTime,
+        /// The cell.
+        cell: Cell,
+    },
     /// Not queued.
     Dropped(DropReason),
+}
+
+/// How a port computes departures (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortMode {
+    /// One event per slot; the scheduler chooses at each slot.
+    Slotted,
+    /// The departure slot is assigned when a cell is accepted.
+    Pipelined,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +167,10 @@ pub struct PortVc {
     pub category: ServiceCategory,
     /// Where its cells go after the link.
     pub next: NextHop,
+    /// The next hop is a pipelined port fed by this link alone, which may
+    /// accept the cell the moment it is put on the link (set by the
+    /// simulation; see `sim/mod.rs`).
+    pub eager: bool,
     occupancy: u32,
     frame_start: bool,
     discard: Discard,
@@ -147,6 +184,7 @@ impl PortVc {
         PortVc {
             category,
             next,
+            eager: false,
             occupancy: 0,
             frame_start: true,
             discard: Discard::No,
@@ -164,8 +202,6 @@ impl PortVc {
 pub struct CategoryCounts {
     /// Cells offered.
     pub cells_in: u64,
-    /// Cells sent.
-    pub cells_out: u64,
     /// Cells dropped.
     pub dropped: u64,
 }
@@ -183,7 +219,7 @@ pub struct PortStats {
     pub dropped_frame: u64,
     /// Counters per category.
     pub per_category: [CategoryCounts; 4],
-    /// Cells queued over time (all queues).
+    /// Cells queued over time (all queues; slotted mode only).
     pub occupancy: TimeAverage,
 }
 
@@ -195,9 +231,17 @@ pub struct Port {
     pub rate: BitRate,
     /// Propagation delay.
     pub delay: Duration,
-    clock: SlotClock,
+    mode: PortMode,
+    /// Slotted: the slot the port sends in next (or starts from when idle).
+    /// Pipelined: the first slot not yet assigned to a cell.
+    tail: SlotClock,
+    /// Pipelined: the first assigned slot that has not started yet.
+    head: SlotClock,
     cell_time: Duration,
     busy: bool,
+    accepted: u64,
+    wait_area: u128,
+    max_queued: u32,
     queues: Vec<VecDeque<Cell>>,
     queue_of: [u8; 4],
     pool_of: [u8; 4],
@@ -211,6 +255,8 @@ pub struct Port {
     active_vcs: u32,
     queued: u32,
     channel: VecDeque<(SimTime, Cell)>,
+    to_host: bool,
+    frame_ends: VecDeque<SimTime>,
     /// Counters.
     pub stats: PortStats,
 }
@@ -237,9 +283,14 @@ impl Port {
             name,
             rate,
             delay,
-            clock: SlotClock::new(rate, CELL_BITS),
+            mode: PortMode::Slotted,
+            tail: SlotClock::new(rate, CELL_BITS),
+            head: SlotClock::new(rate, CELL_BITS),
             cell_time: rate.cell_time(),
             busy: false,
+            accepted: 0,
+            wait_area: 0,
+            max_queued: 0,
             queues: (0..nqueues)
                 .map(|_| VecDeque::with_capacity(prealloc))
                 .collect(),
@@ -254,6 +305,8 @@ impl Port {
             active_vcs: 0,
             queued: 0,
             channel: VecDeque::with_capacity(64),
+            to_host: false,
+            frame_ends: VecDeque::new(),
             stats: PortStats::default(),
         }
     }
@@ -270,26 +323,109 @@ impl Port {
         &self.config
     }
 
-    /// Cells queued (all queues).
+    /// How the port computes departures.
+    pub fn mode(&self) -> PortMode {
+        self.mode
+    }
+
+    /// Chooses the mode once all VCs are added: pipelined when the port is a
+    /// FIFO in effect (see the module docs) and `allow_pipelining`.
+    pub fn finalize(&mut self, allow_pipelining: bool) {
+        let present: Vec<usize> = {
+            let mut c: Vec<usize> = self.vcs.iter().map(|v| v.category.index()).collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        };
+        let one_queue = present
+            .iter()
+            .map(|&c| self.queue_of[c])
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            <= 1;
+        let one_pool = present
+            .iter()
+            .map(|&c| self.pool_of[c])
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            <= 1;
+        let policies = present
+            .iter()
+            .all(|&c| !self.policies[c].uses_per_vc_occupancy());
+        let fifo = self.scheduler.is_fifo_for_one_queue();
+        self.mode = if allow_pipelining && one_queue && one_pool && policies && fifo {
+            PortMode::Pipelined
+        } else {
+            PortMode::Slotted
+        };
+    }
+
+    /// Brings a pipelined port's counters up to `now` (the end of a run):
+    /// cells whose slot starts at or after `now` count as queued.
+    pub fn settle(&mut self, now: SimTime) {
+        if self.mode == PortMode::Pipelined {
+            self.queued = self.pipeline_queued(now);
+            self.stats.cells_out = self.accepted - u64::from(self.queued);
+        }
+    }
+
+    /// Cells queued (for a pipelined port: as of the last [`settle`](Self::settle)).
     pub fn queued(&self) -> u32 {
         self.queued
     }
 
-    /// Cells on the link.
+    /// Cells on the link (sent, not yet arrived).
     pub fn in_flight(&self) -> usize {
-        self.channel.len()
+        match self.mode {
+            PortMode::Slotted => self.channel.len(),
+            PortMode::Pipelined => self.channel.len() - self.queued as usize,
+        }
+    }
+
+    /// The largest number of cells queued at once.
+    pub fn max_queue(&self) -> u64 {
+        u64::from(self.max_queued)
+    }
+
+    /// The time-averaged queue over `[0, end]` (call after
+    /// [`settle`](Self::settle) at `end`).
+    pub fn mean_queue(&self, end: SimTime) -> f64 {
+        match self.mode {
+            PortMode::Slotted => self.stats.occupancy.mean(end),
+            PortMode::Pipelined => {
+                // Each accepted cell waited from arrival to its slot; the ones
+                // still waiting at `end` only count up to `end`.
+                let mut area = self.wait_area;
+                let mut slot = self.head.clone();
+                while slot.slot() < self.tail.slot() {
+                    area -= u128::from(slot.boundary().saturating_since(end).as_ps());
+                    slot.advance();
+                }
+                if end.as_ps() == 0 {
+                    0.0
+                } else {
+                    area as f64 / end.as_ps() as f64
+                }
+            }
+        }
     }
 
     /// Offers a cell (its `slot` set to its VC's index here) arriving at `now`.
     #[inline]
     pub fn offer(&mut self, now: SimTime, cell: Cell) -> Offer {
         let eof = cell.is_end_of_frame();
-        let vc = &mut self.vcs[cell.slot as usize];
-        let c = vc.category.index();
+        let c = self.vcs[cell.slot as usize].category.index();
         let pool = self.pool_of[c] as usize;
+        // A pipelined port's cells all share one pool, whose occupancy is the
+        // number of cells not yet started.
+        let occupancy = match self.mode {
+            PortMode::Pipelined => self.pipeline_queued(now),
+            PortMode::Slotted => self.pool_occ[pool],
+        };
+        let vc = &mut self.vcs[cell.slot as usize];
         self.stats.cells_in += 1;
         self.stats.per_category[c].cells_in += 1;
-        let room = self.pool_occ[pool] < self.pool_limit[pool];
+        let room = occupancy < self.pool_limit[pool];
 
         let accept = match vc.discard {
             Discard::No => {
@@ -297,7 +433,7 @@ impl Port {
                     first_cell_of_frame: vc.frame_start,
                     end_of_frame: eof,
                     clp: cell.clp,
-                    pool_occupancy: self.pool_occ[pool],
+                    pool_occupancy: occupancy,
                     pool_limit: self.pool_limit[pool],
                     vc_occupancy: vc.occupancy,
                     active_vcs: self.active_vcs,
@@ -335,34 +471,70 @@ impl Port {
                 Offer::Dropped(reason)
             }
             Ok(()) => {
-                if vc.occupancy == 0 {
-                    self.active_vcs += 1;
-                }
-                vc.occupancy += 1;
-                self.pool_occ[pool] += 1;
-                self.queued += 1;
-                self.stats.occupancy.set(now, u64::from(self.queued));
-                self.queues[self.queue_of[c] as usize].push_back(cell);
-                if self.busy {
-                    Offer::Queued { wake: None }
-                } else {
-                    self.busy = true;
-                    self.clock.seek(now);
-                    Offer::Queued {
-                        wake: Some(self.clock.boundary()),
+                self.accepted += 1;
+                let cell_queue = self.queue_of[c] as usize;
+                match self.mode {
+                    PortMode::Pipelined => self.pipeline(now, cell),
+                    PortMode::Slotted => {
+                        self.pool_occ[pool] += 1;
+                        if vc.occupancy == 0 {
+                            self.active_vcs += 1;
+                        }
+                        vc.occupancy += 1;
+                        self.queued += 1;
+                        self.max_queued = self.max_queued.max(self.queued);
+                        self.stats.occupancy.set(now, u64::from(self.queued));
+                        self.queues[cell_queue].push_back(cell);
+                        if self.busy {
+                            Offer::Queued { wake: None }
+                        } else {
+                            self.busy = true;
+                            self.tail.seek(now);
+                            Offer::Queued {
+                                wake: Some(self.tail.boundary()),
+                            }
+                        }
                     }
                 }
             }
         }
     }
 
+    /// Pipelined: cells whose slot started before `now` have left; returns
+    /// how many are still waiting (a slot starting exactly at `now` counts as
+    /// waiting, as in slotted mode where arrivals run before slot events).
+    #[inline]
+    fn pipeline_queued(&mut self, now: SimTime) -> u32 {
+        while self.head.slot() < self.tail.slot() && self.head.boundary() < now {
+            self.head.advance();
+        }
+        (self.tail.slot() - self.head.slot()) as u32
+    }
+
+    /// Pipelined: assigns the next free slot to an accepted cell.
+    #[inline]
+    fn pipeline(&mut self, now: SimTime, cell: Cell) -> Offer {
+        if self.tail.slot() == self.head.slot() {
+            self.tail.seek(now);
+            self.head.clone_from(&self.tail);
+        }
+        let start = self.tail.boundary();
+        self.tail.advance();
+        let queued = (self.tail.slot() - self.head.slot()) as u32;
+        self.max_queued = self.max_queued.max(queued);
+        self.wait_area += u128::from((start - now).as_ps());
+        Offer::Departs {
+            arrival: start + self.cell_time + self.delay,
+            cell,
+        }
+    }
+
     /// Sends one cell in the slot that starts `now` (the port's pending slot
-    /// event). Returns the cell's arrival time at the far end, the cell,
-    /// whether the channel was empty before (then the caller schedules the
-    /// arrival event), and the next slot if the port stays busy.
+    /// event). Returns the cell and its arrival time at the far end (the
+    /// caller puts it on the link), and the next slot if the port stays busy.
     #[inline]
     pub fn transmit(&mut self, now: SimTime) -> Transmission {
-        debug_assert!(self.busy && self.clock.boundary() == now);
+        debug_assert!(self.mode == PortMode::Slotted && self.busy && self.tail.boundary() == now);
         let q = self
             .scheduler
             .select(&self.queues)
@@ -380,14 +552,11 @@ impl Port {
         self.queued -= 1;
         self.stats.occupancy.set(now, u64::from(self.queued));
         self.stats.cells_out += 1;
-        self.stats.per_category[c].cells_out += 1;
 
         let arrival = now + self.cell_time + self.delay;
-        let channel_was_empty = self.channel.is_empty();
-        self.channel.push_back((arrival, cell));
-        self.clock.advance();
+        self.tail.advance();
         let next_slot = if self.queued > 0 {
-            Some(self.clock.boundary())
+            Some(self.tail.boundary())
         } else {
             self.busy = false;
             None
@@ -395,20 +564,70 @@ impl Port {
         Transmission {
             arrival,
             cell,
-            channel_was_empty,
             next_slot,
         }
     }
 
-    /// Takes the head cell off the link (its arrival event is due) and returns
-    /// it with the arrival time of the new head, if any.
+    /// Marks the port as the adapter-facing end of a link into a host: only
+    /// frame-ending cells then need arrival events (see
+    /// [`put_on_link`](Self::put_on_link)).
+    pub fn set_to_host(&mut self, to_host: bool) {
+        self.to_host = to_host;
+    }
+
+    /// Whether the link ends at a host.
+    pub fn is_to_host(&self) -> bool {
+        self.to_host
+    }
+
+    /// Puts a cell on the link. Returns the time of the arrival event the
+    /// caller must schedule, if one is needed: for a link into a switch, when
+    /// the cell is the new head of the link; for a link into a host, when it
+    /// ends a frame and no earlier frame end is waiting (the host's AAL5 only
+    /// acts on frame ends; the cells before one are taken with it).
     #[inline]
-    pub fn deliver_head(&mut self) -> (Cell, Option<SimTime>) {
-        let (_, cell) = self
-            .channel
+    pub fn put_on_link(&mut self, arrival: SimTime, cell: Cell) -> Option<SimTime> {
+        let was_empty = self.channel.is_empty();
+        self.channel.push_back((arrival, cell));
+        if !self.to_host {
+            return was_empty.then_some(arrival);
+        }
+        if !cell.is_end_of_frame() {
+            return None;
+        }
+        self.frame_ends.push_back(arrival);
+        (self.frame_ends.len() == 1).then_some(arrival)
+    }
+
+    /// Takes the head cell off the link (its arrival is due).
+    #[inline]
+    pub fn take_arrival(&mut self) -> (SimTime, Cell) {
+        self.channel
             .pop_front()
-            .expect("an arrival event has a cell on the link");
-        (cell, self.channel.front().map(|(t, _)| *t))
+            .expect("an arrival event has a cell on the link")
+    }
+
+    /// Into a switch: the arrival time of the new head cell, if any.
+    #[inline]
+    pub fn next_arrival(&self) -> Option<SimTime> {
+        self.channel.front().map(|(t, _)| *t)
+    }
+
+    /// Into a host: the frame end that was due has been taken; returns the
+    /// arrival time of the next one, if any.
+    #[inline]
+    pub fn next_frame_end(&mut self) -> Option<SimTime> {
+        self.frame_ends.pop_front();
+        self.frame_ends.front().copied()
+    }
+
+    /// Into a host, at the end of a run: takes a cell that arrived before
+    /// `end` (it cannot end a frame: those have had their events).
+    pub fn take_arrived_before(&mut self, end: SimTime) -> Option<Cell> {
+        match self.channel.front() {
+            Some((t, _)) if *t < end => self.channel.pop_front().map(|(_, c)| c),
+            _ => None,
+        }
     }
 
     /// Bytes per second the link carries at full load, for reports.
@@ -424,8 +643,6 @@ pub struct Transmission {
     pub arrival: SimTime,
     /// The cell.
     pub cell: Cell,
-    /// The link was empty before: schedule the arrival event.
-    pub channel_was_empty: bool,
     /// The next slot, if the port stays busy.
     pub next_slot: Option<SimTime>,
 }

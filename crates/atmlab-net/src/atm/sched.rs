@@ -14,6 +14,12 @@ use super::cell::Cell;
 pub trait Scheduler {
     /// The index of a non-empty queue, or `None` if all are empty.
     fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize>;
+    /// Whether, when only one queue ever holds cells, the scheduler sends its
+    /// head cell in every slot (then the port can compute departures at
+    /// arrival: pipelined mode). Conservative default.
+    fn is_fifo_for_one_queue(&self) -> bool {
+        false
+    }
 }
 
 /// Strict priority: the lowest-numbered non-empty queue. With one queue per
@@ -26,6 +32,9 @@ impl Scheduler for StrictPriority {
     #[inline]
     fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize> {
         queues.iter().position(|q| !q.is_empty())
+    }
+    fn is_fifo_for_one_queue(&self) -> bool {
+        true
     }
 }
 
@@ -47,6 +56,11 @@ impl Scheduler for SchedulerKind {
     fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize> {
         match self {
             SchedulerKind::StrictPriority(s) => s.select(queues),
+        }
+    }
+    fn is_fifo_for_one_queue(&self) -> bool {
+        match self {
+            SchedulerKind::StrictPriority(s) => s.is_fifo_for_one_queue(),
         }
     }
 }

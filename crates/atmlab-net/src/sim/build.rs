@@ -116,11 +116,13 @@ pub struct NetworkBuilder {
     pub(super) switches: Vec<Switch>,
     pub(super) ports: Vec<Port>,
     pub(super) port_owner: Vec<NodeRef>,
+    pub(super) port_peer: Vec<NodeRef>,
     toward: BTreeMap<(NodeRef, NodeRef), PortId>,
     labels: BTreeSet<(PortId, VcLabel)>,
     pub(super) conns: Vec<TcpConn>,
     pub(super) flows: Vec<UdpCbr>,
     pub(super) efficiency_port: Option<PortId>,
+    pub(super) event_elision: bool,
 }
 
 impl NetworkBuilder {
@@ -132,11 +134,13 @@ impl NetworkBuilder {
             switches: Vec::new(),
             ports: Vec::new(),
             port_owner: Vec::new(),
+            port_peer: Vec::new(),
             toward: BTreeMap::new(),
             labels: BTreeSet::new(),
             conns: Vec::new(),
             flows: Vec::new(),
             efficiency_port: None,
+            event_elision: true,
         }
     }
 
@@ -207,6 +211,7 @@ impl NetworkBuilder {
         let id = PortId(self.ports.len() as u32);
         self.ports.push(Port::new(name, rate, delay, cfg));
         self.port_owner.push(from);
+        self.port_peer.push(to);
         self.toward.insert((from, to), id);
         match from {
             NodeRef::Host(h) => self.hosts[h.idx()].port = Some(id),
@@ -218,6 +223,17 @@ impl NetworkBuilder {
     /// The output port of `from` toward `to`, if they are linked.
     pub fn port_toward(&self, from: NodeRef, to: NodeRef) -> Option<PortId> {
         self.toward.get(&(from, to)).copied()
+    }
+
+    /// Whether the simulation may skip events whose outcome is known in
+    /// advance (the default): FIFO ports compute departures on acceptance,
+    /// ports fed by one link accept cells when they are put on it, and links
+    /// into hosts have events only for frame ends (see `Simulation::plan`).
+    /// Turning it off simulates every slot and every cell-hop as an event,
+    /// which gives identical results more slowly: the reference the
+    /// optimisations are tested against.
+    pub fn set_event_elision(&mut self, on: bool) {
+        self.event_elision = on;
     }
 
     /// Uses the link of `port` as the capacity reference of the efficiency

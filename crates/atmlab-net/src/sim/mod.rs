@@ -13,10 +13,12 @@
 //! | `TcpStart`, `UdpSend`, timers | 1 | applications and TCP timers |
 //! | `PortSlot(p)` | 2 | port `p` starts sending a cell |
 //!
-//! At equal times lower classes run first (then FIFO): every cell that
-//! arrives at an instant is queued, and every ACK that arrives is processed,
-//! before a port picks the cell for a slot starting at that instant or a
-//! timer that would fire at it is acted on.
+//! At equal times lower classes run first: every cell that arrives at an
+//! instant is queued, and every ACK that arrives is processed, before a port
+//! picks the cell for a slot starting at that instant or a timer that would
+//! fire at it is acted on. Simultaneous arrivals run in the order of their
+//! link's port index (the order links are declared), whenever they were
+//! scheduled; other simultaneous events run in the order they were scheduled.
 //!
 //! Only the head cell of each link and the next slot of each busy port are in
 //! the event queue, and each TCP timer has at most one pending event, so the
@@ -98,7 +100,8 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    fn new(b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
+    fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
+        Self::plan(&mut b);
         let port_is_switch = b
             .port_owner
             .iter()
@@ -135,6 +138,39 @@ impl Simulation {
         sim
     }
 
+    /// Chooses how each port and link is simulated (see `atm/port.rs`):
+    /// pipelined FIFO ports, eager hops into pipelined ports that only one
+    /// link feeds, and frame-end events on links into hosts. With event
+    /// elision off every port is slotted and every cell-hop is an event: the
+    /// reference the optimised runs are tested against.
+    fn plan(b: &mut NetworkBuilder) {
+        let elide = b.event_elision;
+        for p in &mut b.ports {
+            p.finalize(elide);
+        }
+        let mut feeders = vec![std::collections::BTreeSet::new(); b.ports.len()];
+        for (u, port) in b.ports.iter().enumerate() {
+            for vc in &port.vcs {
+                if let NextHop::Port { port: q, .. } = vc.next {
+                    feeders[q.idx()].insert(u);
+                }
+            }
+        }
+        let eager_target: Vec<bool> = b
+            .ports
+            .iter()
+            .zip(&feeders)
+            .map(|(q, f)| elide && q.mode() == crate::atm::PortMode::Pipelined && f.len() <= 1)
+            .collect();
+        for (i, port) in b.ports.iter_mut().enumerate() {
+            port.set_to_host(elide && matches!(b.port_peer[i], NodeRef::Host(_)));
+            for vc in &mut port.vcs {
+                vc.eager =
+                    matches!(vc.next, NextHop::Port { port: q, .. } if eager_target[q.idx()]);
+            }
+        }
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
@@ -165,6 +201,20 @@ impl Simulation {
     pub fn run(mut self) -> Result<RunResult, SimulationError> {
         self.advance(self.end);
         self.now = self.end;
+        for p in &mut self.ports {
+            p.settle(self.end);
+        }
+        // Cells that reached a host before the end but do not end a frame
+        // had no event of their own: hand them to their reassemblers.
+        for i in 0..self.ports.len() {
+            while let Some(cell) = self.ports[i].take_arrived_before(self.end) {
+                self.cell_hops += 1;
+                let NextHop::Host { host, vc } = self.ports[i].vcs[cell.slot as usize].next else {
+                    unreachable!("only links into hosts hold arrived cells")
+                };
+                self.host_receive(host, vc, cell);
+            }
+        }
         self.finish()
     }
 
@@ -187,38 +237,93 @@ impl Simulation {
     #[inline]
     fn on_port_slot(&mut self, p: PortId) {
         let tx = self.ports[p.idx()].transmit(self.now);
-        if tx.channel_was_empty {
-            self.queue.push(tx.arrival, ARRIVAL, Event::LinkArrival(p));
-        }
         if let Some(s) = tx.next_slot {
             self.queue.push(s, SLOT, Event::PortSlot(p));
+        }
+        self.put_on_link(p, tx.arrival, tx.cell);
+    }
+
+    /// A cell leaves port `p` and will reach the far end at `arrival`.
+    ///
+    /// If it goes on to a pipelined port fed by this link alone (`eager`),
+    /// that port takes it now, at its arrival time: such a port sees only
+    /// this link's cells, in order, so nothing can come between. Cells that
+    /// would arrive after the end of the run stay on the link.
+    #[inline]
+    fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
+        let vc = &self.ports[p.idx()].vcs[cell.slot as usize];
+        if vc.eager && arrival < self.end {
+            let NextHop::Port { port, label, slot } = vc.next else {
+                unreachable!("eager hops lead to ports")
+            };
+            self.cell_hops += 1;
+            self.offer_at(
+                port,
+                arrival,
+                Cell {
+                    label,
+                    slot,
+                    ..cell
+                },
+            );
+        } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
+            self.queue
+                .push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
     }
 
     #[inline]
     fn on_link_arrival(&mut self, p: PortId) {
-        let port = &mut self.ports[p.idx()];
-        let (mut cell, next_head) = port.deliver_head();
-        let hop = port.vcs[cell.slot as usize].next;
-        self.cell_hops += 1;
-        if let Some(t) = next_head {
-            self.queue.push(t, ARRIVAL, Event::LinkArrival(p));
-        }
-        match hop {
-            NextHop::Port { port, label, slot } => {
-                cell.label = label;
-                cell.slot = slot;
-                self.offer(port, cell);
+        if self.ports[p.idx()].is_to_host() {
+            // A frame end is due: take it with the cells before it.
+            loop {
+                let (_, cell) = self.ports[p.idx()].take_arrival();
+                self.cell_hops += 1;
+                let NextHop::Host { host, vc } = self.ports[p.idx()].vcs[cell.slot as usize].next
+                else {
+                    unreachable!("a link into a host carries host-bound cells")
+                };
+                self.host_receive(host, vc, cell);
+                if cell.is_end_of_frame() {
+                    break;
+                }
             }
+            if let Some(t) = self.ports[p.idx()].next_frame_end() {
+                self.queue
+                    .push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            }
+            return;
+        }
+        let port = &mut self.ports[p.idx()];
+        let (_, cell) = port.take_arrival();
+        let hop = port.vcs[cell.slot as usize].next;
+        if let Some(t) = port.next_arrival() {
+            self.queue
+                .push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+        }
+        self.cell_hops += 1;
+        match hop {
+            NextHop::Port { port, label, slot } => self.offer_at(
+                port,
+                self.now,
+                Cell {
+                    label,
+                    slot,
+                    ..cell
+                },
+            ),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
         }
     }
 
+    /// Offers `cell` to port `p` as arriving at `at` (now, or later for an
+    /// eager hop).
     #[inline]
-    fn offer(&mut self, p: PortId, cell: Cell) {
-        match self.ports[p.idx()].offer(self.now, cell) {
+    fn offer_at(&mut self, p: PortId, at: SimTime, cell: Cell) {
+        match self.ports[p.idx()].offer(at, cell) {
             Offer::Queued { wake: Some(t) } => self.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}
+            Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
             Offer::Dropped(_) => self.pdus.settle_cell(cell.pdu),
         }
     }
@@ -310,8 +415,9 @@ impl Simulation {
         self.cells_created += u64::from(cells);
         for i in 1..=cells {
             let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-            self.offer(
+            self.offer_at(
                 port,
+                self.now,
                 Cell {
                     label,
                     pdu,

@@ -282,8 +282,8 @@ impl Simulation {
                     dropped: st.dropped_overflow + st.dropped_frame,
                     dropped_overflow: st.dropped_overflow,
                     dropped_frame: st.dropped_frame,
-                    max_queue: st.occupancy.max(),
-                    mean_queue: st.occupancy.mean(self.end),
+                    max_queue: p.max_queue(),
+                    mean_queue: p.mean_queue(self.end),
                     utilization: st.cells_out as f64 / (dur * p.rate.cells_per_s()),
                 }
             })
