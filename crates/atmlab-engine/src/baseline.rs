@@ -49,11 +49,7 @@ pub fn run(cells: u64) -> BaselineReport {
         seq += 1;
     };
     for i in 0..SOURCES {
-        push(
-            &mut heap,
-            u64::from(i) * PERIOD_PS / u64::from(SOURCES),
-            Ev::Arrival(i),
-        );
+        push(&mut heap, u64::from(i) * PERIOD_PS / u64::from(SOURCES), Ev::Arrival(i));
     }
     let mut fifo: VecDeque<u32> = VecDeque::with_capacity(1024);
     let mut busy = false;
@@ -87,11 +83,7 @@ pub fn run(cells: u64) -> BaselineReport {
             }
         }
     }
-    BaselineReport {
-        cell_hops: hops,
-        events,
-        sim_ps: now,
-    }
+    BaselineReport { cell_hops: hops, events, sim_ps: now }
 }
 
 #[cfg(test)]

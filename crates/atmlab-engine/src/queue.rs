@@ -66,12 +66,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        EventQueue {
-            heap: Vec::with_capacity(256),
-            hole: false,
-            seq: 0,
-            pushed: 0,
-        }
+        EventQueue { heap: Vec::with_capacity(256), hole: false, seq: 0, pushed: 0 }
     }
 
     /// Schedules `event` at `time`; ties at equal `(time, class)` run FIFO.
@@ -93,11 +88,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn insert(&mut self, time: SimTime, class: EventClass, tie: u64, event: E) {
         self.pushed += 1;
-        let e = Entry {
-            time: time.as_ps(),
-            key: (u64::from(class.0) << TIE_BITS) | tie,
-            event,
-        };
+        let e = Entry { time: time.as_ps(), key: (u64::from(class.0) << TIE_BITS) | tie, event };
         if self.hole {
             self.hole = false;
             self.heap[0] = e;

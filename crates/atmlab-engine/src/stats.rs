@@ -48,8 +48,7 @@ impl TimeAverage {
         if until.as_ps() == 0 {
             return 0.0;
         }
-        let tail =
-            u128::from(self.value) * u128::from(until.as_ps().saturating_sub(self.since.as_ps()));
+        let tail = u128::from(self.value) * u128::from(until.as_ps().saturating_sub(self.since.as_ps()));
         (self.area + tail) as f64 / until.as_ps() as f64
     }
 }
@@ -61,11 +60,7 @@ pub fn jain_fairness(xs: &[f64]) -> Option<f64> {
     let n = xs.len() as f64;
     let sum: f64 = xs.iter().sum();
     let sum_sq: f64 = xs.iter().map(|x| x * x).sum();
-    if xs.is_empty() || sum_sq == 0.0 {
-        None
-    } else {
-        Some(sum * sum / (n * sum_sq))
-    }
+    if xs.is_empty() || sum_sq == 0.0 { None } else { Some(sum * sum / (n * sum_sq)) }
 }
 
 #[cfg(test)]
@@ -77,10 +72,7 @@ mod tests {
         let mut q = TimeAverage::new();
         q.set(SimTime::from_ps(10), 4); // 0 on [0,10), 4 on [10,30), 2 on [30,40]
         q.set(SimTime::from_ps(30), 2);
-        assert_eq!(
-            q.mean(SimTime::from_ps(40)),
-            (4.0 * 20.0 + 2.0 * 10.0) / 40.0
-        );
+        assert_eq!(q.mean(SimTime::from_ps(40)), (4.0 * 20.0 + 2.0 * 10.0) / 40.0);
         assert_eq!(q.max(), 4);
         assert_eq!(q.value(), 2);
     }

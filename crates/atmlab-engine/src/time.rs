@@ -142,13 +142,8 @@ impl Sub for Duration {
 /// (`5 us`, `2.726337448 us` is printed as `2726337 ps` only when no larger unit
 /// divides it).
 fn fmt_ps(ps: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    const UNITS: [(u64, &str); 5] = [
-        (PS_PER_S, "s"),
-        (1_000_000_000, "ms"),
-        (1_000_000, "us"),
-        (1_000, "ns"),
-        (1, "ps"),
-    ];
+    const UNITS: [(u64, &str); 5] =
+        [(PS_PER_S, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns"), (1, "ps")];
     if ps == 0 {
         return write!(f, "0 s");
     }

@@ -171,10 +171,7 @@ mod tests {
         // 424 bit / 155.52 Mbit/s = 2,726,337.448... ps
         assert_eq!(oc3().cell_time(), Duration::from_ps(2_726_338));
         // 424 bit / 100 Mbit/s = 4.24 us exactly
-        assert_eq!(
-            BitRate::from_bps(100_000_000).unwrap().cell_time(),
-            Duration::from_ns(4240)
-        );
+        assert_eq!(BitRate::from_bps(100_000_000).unwrap().cell_time(), Duration::from_ns(4240));
     }
 
     #[test]

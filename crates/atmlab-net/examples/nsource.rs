@@ -9,15 +9,9 @@ use atmlab_net::tcp::TcpConfig;
 
 fn main() {
     let wan = std::env::args().nth(1).as_deref() == Some("wan");
-    let scale: u64 = std::env::args()
-        .nth(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    let (delay, buffer, window, secs) = if wan {
-        (Duration::from_ms(5), 12_000, 600_000, 20)
-    } else {
-        (Duration::from_us(5), 1000, 65_535, 10)
-    };
+    let scale: u64 = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (delay, buffer, window, secs) =
+        if wan { (Duration::from_ms(5), 12_000, 600_000, 20) } else { (Duration::from_us(5), 1000, 65_535, 10) };
     let oc3 = BitRate::from_bps(155_520_000).unwrap();
     let sw = || PortConfig {
         queueing: Queueing::PerCategory,
@@ -30,22 +24,14 @@ fn main() {
     let s1 = NodeRef::Switch(b.add_switch("sw1"));
     let s2 = NodeRef::Switch(b.add_switch("sw2"));
     b.add_link(s1, s2, oc3, delay, sw(), sw()).unwrap();
-    let tcp = TcpConfig {
-        window,
-        ..TcpConfig::classic()
-    };
+    let tcp = TcpConfig { window, ..TcpConfig::classic() };
     for i in 0..5 {
         let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
         let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
-        b.add_link(s, s1, oc3, delay, PortConfig::host_adapter(), sw())
-            .unwrap();
-        b.add_link(s2, d, oc3, delay, sw(), PortConfig::host_adapter())
-            .unwrap();
-        let vc = b
-            .add_vc(&[s, s1, s2, d], ServiceCategory::Ubr, None)
-            .unwrap();
-        b.add_tcp(&format!("tcp{i}"), &vc, tcp.clone(), SimTime::ZERO, None)
-            .unwrap();
+        b.add_link(s, s1, oc3, delay, PortConfig::host_adapter(), sw()).unwrap();
+        b.add_link(s2, d, oc3, delay, sw(), PortConfig::host_adapter()).unwrap();
+        let vc = b.add_vc(&[s, s1, s2, d], ServiceCategory::Ubr, None).unwrap();
+        b.add_tcp(&format!("tcp{i}"), &vc, tcp.clone(), SimTime::ZERO, None).unwrap();
     }
     let p = b.port_toward(s1, s2).unwrap();
     b.set_efficiency_port(p);

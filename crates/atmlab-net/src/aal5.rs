@@ -105,18 +105,11 @@ impl Reassembler {
         if !cell.is_end_of_frame() {
             return Reassembly::Incomplete;
         }
-        let first = self
-            .first
-            .take()
-            .expect("a frame in progress has a first cell");
+        let first = self.first.take().expect("a frame in progress has a first cell");
         let cells = std::mem::take(&mut self.cells);
         let corrupt = std::mem::take(&mut self.corrupt);
         let whole = !corrupt && pdus.get(first).is_some_and(|p| p.cells == cells);
-        if whole {
-            Reassembly::Complete(first)
-        } else {
-            Reassembly::Discarded { cells }
-        }
+        if whole { Reassembly::Complete(first) } else { Reassembly::Discarded { cells } }
     }
 
     /// Cells of the frame in progress.
@@ -188,75 +181,41 @@ mod tests {
     #[test]
     fn test_whole_frame_is_complete() {
         let mut t = PduTable::new();
-        let a = t.insert(
-            Endpoint::UdpSink(0),
-            Payload::Udp { len: 100, seq: 0 },
-            3,
-            SimTime::ZERO,
-        );
+        let a = t.insert(Endpoint::UdpSink(0), Payload::Udp { len: 100, seq: 0 }, 3, SimTime::ZERO);
         let mut r = Reassembler::new();
-        assert_eq!(
-            feed(&mut r, &mut t, &cells_of(a, 3)),
-            vec![Reassembly::Complete(a)]
-        );
+        assert_eq!(feed(&mut r, &mut t, &cells_of(a, 3)), vec![Reassembly::Complete(a)]);
     }
 
     #[test]
     fn test_missing_middle_cell_discards_frame() {
         let mut t = PduTable::new();
-        let a = t.insert(
-            Endpoint::UdpSink(0),
-            Payload::Udp { len: 100, seq: 0 },
-            3,
-            SimTime::ZERO,
-        );
+        let a = t.insert(Endpoint::UdpSink(0), Payload::Udp { len: 100, seq: 0 }, 3, SimTime::ZERO);
         let mut cells = cells_of(a, 3);
         let lost = cells.remove(1);
         t.settle_cell(lost.pdu); // dropped in the network
         let mut r = Reassembler::new();
-        assert_eq!(
-            feed(&mut r, &mut t, &cells),
-            vec![Reassembly::Discarded { cells: 2 }]
-        );
+        assert_eq!(feed(&mut r, &mut t, &cells), vec![Reassembly::Discarded { cells: 2 }]);
         assert_eq!(t.counts().lost, 1);
     }
 
     #[test]
     fn test_lost_end_of_frame_merges_and_loses_two_frames() {
         let mut t = PduTable::new();
-        let a = t.insert(
-            Endpoint::UdpSink(0),
-            Payload::Udp { len: 100, seq: 0 },
-            3,
-            SimTime::ZERO,
-        );
-        let b = t.insert(
-            Endpoint::UdpSink(0),
-            Payload::Udp { len: 100, seq: 1 },
-            3,
-            SimTime::ZERO,
-        );
+        let a = t.insert(Endpoint::UdpSink(0), Payload::Udp { len: 100, seq: 0 }, 3, SimTime::ZERO);
+        let b = t.insert(Endpoint::UdpSink(0), Payload::Udp { len: 100, seq: 1 }, 3, SimTime::ZERO);
         let mut cells = cells_of(a, 3);
         let eof = cells.pop().unwrap();
         t.settle_cell(eof.pdu);
         cells.extend(cells_of(b, 3));
         let mut r = Reassembler::new();
-        assert_eq!(
-            feed(&mut r, &mut t, &cells),
-            vec![Reassembly::Discarded { cells: 5 }]
-        );
+        assert_eq!(feed(&mut r, &mut t, &cells), vec![Reassembly::Discarded { cells: 5 }]);
         assert_eq!(t.counts().lost, 2);
     }
 
     #[test]
     fn test_reused_pdu_slot_is_not_confused_with_the_old_one() {
         let mut t = PduTable::new();
-        let a = t.insert(
-            Endpoint::UdpSink(0),
-            Payload::Udp { len: 100, seq: 0 },
-            2,
-            SimTime::ZERO,
-        );
+        let a = t.insert(Endpoint::UdpSink(0), Payload::Udp { len: 100, seq: 0 }, 2, SimTime::ZERO);
         let mut r = Reassembler::new();
         // a's first cell arrives, its end-of-frame cell is dropped: a is released
         let cells_a = cells_of(a, 2);
@@ -264,17 +223,9 @@ mod tests {
         t.settle_cell(a);
         t.settle_cell(a);
         // c reuses a's slot and loses one cell: 1 (a) + 1 (c) cells == c.cells
-        let c = t.insert(
-            Endpoint::UdpSink(0),
-            Payload::Udp { len: 100, seq: 1 },
-            2,
-            SimTime::ZERO,
-        );
+        let c = t.insert(Endpoint::UdpSink(0), Payload::Udp { len: 100, seq: 1 }, 2, SimTime::ZERO);
         let cells_c = cells_of(c, 2);
         t.settle_cell(c);
-        assert_eq!(
-            r.on_cell(&cells_c[1], &t),
-            Reassembly::Discarded { cells: 2 }
-        );
+        assert_eq!(r.on_cell(&cells_c[1], &t), Reassembly::Discarded { cells: 2 });
     }
 }

@@ -115,14 +115,7 @@ impl PduTable {
     /// Registers a PDU of `cells` cells and returns its id.
     pub fn insert(&mut self, dest: Endpoint, payload: Payload, cells: u32, now: SimTime) -> PduId {
         assert!(cells > 0, "a PDU has at least one cell");
-        let pdu = Pdu {
-            dest,
-            payload,
-            cells,
-            sent_at: now,
-            outstanding: cells,
-            delivered: false,
-        };
+        let pdu = Pdu { dest, payload, cells, sent_at: now, outstanding: cells, delivered: false };
         self.counts.created += 1;
         if let Some(i) = self.free.pop() {
             let slot = &mut self.slots[i as usize];
@@ -132,10 +125,7 @@ impl PduTable {
         } else {
             let i = u32::try_from(self.slots.len()).expect("PDU table index overflow");
             assert!(i <= INDEX_MASK, "more than 16M PDUs in flight");
-            self.slots.push(Slot {
-                generation: 0,
-                pdu: Some(pdu),
-            });
+            self.slots.push(Slot { generation: 0, pdu: Some(pdu) });
             PduId::new(i, 0)
         }
     }
@@ -186,11 +176,7 @@ impl PduTable {
 
     /// Cells not yet settled, summed over live PDUs.
     pub fn outstanding_cells(&self) -> u64 {
-        self.slots
-            .iter()
-            .filter_map(|s| s.pdu.as_ref())
-            .map(|p| u64::from(p.outstanding))
-            .sum()
+        self.slots.iter().filter_map(|s| s.pdu.as_ref()).map(|p| u64::from(p.outstanding)).sum()
     }
 
     /// The table's counters.
@@ -229,14 +215,7 @@ mod tests {
         t.settle_cell(b);
         assert_eq!(t.outstanding_cells(), 1);
         t.settle_cell(b);
-        assert_eq!(
-            t.counts(),
-            PduCounts {
-                created: 2,
-                delivered: 1,
-                lost: 1
-            }
-        );
+        assert_eq!(t.counts(), PduCounts { created: 2, delivered: 1, lost: 1 });
         assert_eq!(t.in_flight(), 0);
     }
 }

@@ -13,18 +13,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::time::Instant;
 
-create_exception!(
-    _core,
-    CoreScenarioError,
-    PyValueError,
-    "A scenario problem: args are (key path, message)."
-);
-create_exception!(
-    _core,
-    CoreSimulationError,
-    pyo3::exceptions::PyRuntimeError,
-    "A run that failed its checks."
-);
+create_exception!(_core, CoreScenarioError, PyValueError, "A scenario problem: args are (key path, message).");
+create_exception!(_core, CoreSimulationError, pyo3::exceptions::PyRuntimeError, "A run that failed its checks.");
 
 fn scenario_err(e: ScenarioError) -> PyErr {
     CoreScenarioError::new_err((e.path, e.message))
@@ -43,8 +33,7 @@ fn run_sim(py: Python<'_>, sim: Simulation) -> PyResult<(String, f64)> {
         (r, t.elapsed().as_secs_f64())
     });
     let result = result.map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
-    let json =
-        serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
+    let json = serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
     Ok((json, wall))
 }
 
@@ -58,12 +47,7 @@ fn validate(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResul
 /// Runs a scenario (JSON text); returns the result as JSON text.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None, replication=0))]
-fn run(
-    py: Python<'_>,
-    scenario_json: &str,
-    seed: Option<u64>,
-    replication: u64,
-) -> PyResult<String> {
+fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<String> {
     let sim = build(scenario_json, seed, replication)?;
     run_sim(py, sim).map(|(json, _)| json)
 }
@@ -72,11 +56,7 @@ fn run(
 /// returns `(result_json, wall_seconds)`.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None))]
-fn bench_scenario(
-    py: Python<'_>,
-    scenario_json: &str,
-    seed: Option<u64>,
-) -> PyResult<(String, f64)> {
+fn bench_scenario(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<(String, f64)> {
     let sim = build(scenario_json, seed, 0)?;
     run_sim(py, sim)
 }
@@ -88,23 +68,14 @@ fn bench_baseline(py: Python<'_>, cells: u64) -> (u64, u64, f64, f64) {
     py.detach(move || {
         let t = Instant::now();
         let r = atmlab_engine::baseline::run(cells);
-        (
-            r.cell_hops,
-            r.events,
-            r.sim_ps as f64 / 1e12,
-            t.elapsed().as_secs_f64(),
-        )
+        (r.cell_hops, r.events, r.sim_ps as f64 / 1e12, t.elapsed().as_secs_f64())
     })
 }
 
 /// `"release"` or `"debug"`: how the extension was compiled.
 #[pyfunction]
 fn core_build() -> &'static str {
-    if cfg!(debug_assertions) {
-        "debug"
-    } else {
-        "release"
-    }
+    if cfg!(debug_assertions) { "debug" } else { "release" }
 }
 
 /// The Rust core's version.
@@ -122,9 +93,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(core_build, m)?)?;
     m.add("CoreScenarioError", m.py().get_type::<CoreScenarioError>())?;
-    m.add(
-        "CoreSimulationError",
-        m.py().get_type::<CoreSimulationError>(),
-    )?;
+    m.add("CoreSimulationError", m.py().get_type::<CoreSimulationError>())?;
     Ok(())
 }

@@ -7,8 +7,7 @@ use crate::schema::*;
 use atmlab_engine::{Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{
-    AcceptancePolicy, Epd, PortConfig, Ppd, Queueing, SchedulerKind, ServiceCategory,
-    StrictPriority, TailDrop, VcLabel,
+    AcceptancePolicy, Epd, PortConfig, Ppd, Queueing, SchedulerKind, ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
 use atmlab_net::ids::PortId;
 use atmlab_net::sim::{CbrParams, NetworkBuilder, NodeRef, RunMeta, Simulation, VcHandle};
@@ -46,16 +45,13 @@ impl Scenario {
             nodes: BTreeMap::new(),
             vcs: BTreeMap::new(),
         };
+        cx.b.set_slot_phase(self.simulation.slot_phase.unwrap_or_default());
         cx.nodes()?;
         cx.links()?;
         cx.vcs()?;
         cx.apps()?;
         cx.metrics()?;
-        let meta = RunMeta {
-            scenario: self.name.clone().unwrap_or_else(|| "scenario".into()),
-            seed,
-            replication,
-        };
+        let meta = RunMeta { scenario: self.name.clone().unwrap_or_else(|| "scenario".into()), seed, replication };
         Ok(cx.b.build(meta, duration))
     }
 }
@@ -94,10 +90,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn node(&self, path: String, name: &str) -> Result<NodeRef, ScenarioError> {
-        self.nodes
-            .get(name)
-            .copied()
-            .ok_or_else(|| err(path, format!("no host or switch is named '{name}'")))
+        self.nodes.get(name).copied().ok_or_else(|| err(path, format!("no host or switch is named '{name}'")))
     }
 
     fn port_config(&self, from: NodeRef, to_name: &str) -> Result<PortConfig, ScenarioError> {
@@ -112,33 +105,17 @@ impl<'a> Ctx<'a> {
             Some(_) => format!("switches[{i}].port_to.{to_name}.{key}"),
             None => format!("{base}.{key}"),
         };
-        let buffer = over
-            .and_then(|o| o.buffer)
-            .or(spec.port.buffer)
-            .ok_or_else(|| {
-                err(
-                    format!("{base}.buffer"),
-                    format!(
-                        "the port from {} to {to_name} needs a buffer size",
-                        spec.name
-                    ),
-                )
-            })?;
+        let buffer = over.and_then(|o| o.buffer).or(spec.port.buffer).ok_or_else(|| {
+            err(format!("{base}.buffer"), format!("the port from {} to {to_name} needs a buffer size", spec.name))
+        })?;
         let buffer = positive_cells(at("buffer"), buffer)?;
-        let default_policy = over
-            .and_then(|o| o.drop_policy.as_ref())
-            .or(spec.port.drop_policy.as_ref());
+        let default_policy = over.and_then(|o| o.drop_policy.as_ref()).or(spec.port.drop_policy.as_ref());
         let mut class_buffers = [None; 4];
         let mut policies = [AcceptancePolicy::TailDrop(TailDrop); 4];
         for c in ServiceCategory::ALL {
-            let class = over
-                .and_then(|o| o.classes.get(&c))
-                .or(spec.port.classes.get(&c));
+            let class = over.and_then(|o| o.classes.get(&c)).or(spec.port.classes.get(&c));
             let cpath = |key: &str| at(&format!("classes.{c}.{key}"));
-            let own = class
-                .and_then(|k| k.buffer)
-                .map(|b| positive_cells(cpath("buffer"), b))
-                .transpose()?;
+            let own = class.and_then(|k| k.buffer).map(|b| positive_cells(cpath("buffer"), b)).transpose()?;
             class_buffers[c.index()] = own;
             let pool = own.unwrap_or(buffer);
             let (policy, ppath) = match class.and_then(|k| k.drop_policy.as_ref()) {
@@ -151,17 +128,9 @@ impl<'a> Ctx<'a> {
             };
         }
         let scheduler = match over.and_then(|o| o.scheduler).or(spec.port.scheduler) {
-            None | Some(SchedulerSpec::StrictPriority) => {
-                SchedulerKind::StrictPriority(StrictPriority)
-            }
+            None | Some(SchedulerSpec::StrictPriority) => SchedulerKind::StrictPriority(StrictPriority),
         };
-        Ok(PortConfig {
-            queueing: Queueing::PerCategory,
-            buffer: Some(buffer),
-            class_buffers,
-            policies,
-            scheduler,
-        })
+        Ok(PortConfig { queueing: Queueing::PerCategory, buffer: Some(buffer), class_buffers, policies, scheduler })
     }
 
     fn links(&mut self) -> Result<(), ScenarioError> {
@@ -179,10 +148,7 @@ impl<'a> Ctx<'a> {
             for to in s.port_to.keys() {
                 let peer = self.node(format!("switches[{i}].port_to.{to}"), to)?;
                 if self.b.port_toward(me, peer).is_none() {
-                    return Err(err(
-                        format!("switches[{i}].port_to.{to}"),
-                        format!("{} has no link to {to}", s.name),
-                    ));
+                    return Err(err(format!("switches[{i}].port_to.{to}"), format!("{} has no link to {to}", s.name)));
                 }
             }
         }
@@ -196,10 +162,7 @@ impl<'a> Ctx<'a> {
                 return Err(err(format!("{path}.name"), "a name must not be empty"));
             }
             if self.vcs.contains_key(v.name.as_str()) {
-                return Err(err(
-                    format!("{path}.name"),
-                    format!("the VC name '{}' is used twice", v.name),
-                ));
+                return Err(err(format!("{path}.name"), format!("the VC name '{}' is used twice", v.name)));
             }
             let nodes = v
                 .path
@@ -207,26 +170,17 @@ impl<'a> Ctx<'a> {
                 .enumerate()
                 .map(|(j, n)| self.node(format!("{path}.path[{j}]"), n))
                 .collect::<Result<Vec<_>, _>>()?;
-            let label = v
-                .label
-                .as_deref()
-                .map(|l| parse_label(format!("{path}.label"), l))
-                .transpose()?;
+            let label = v.label.as_deref().map(|l| parse_label(format!("{path}.label"), l)).transpose()?;
             let category = v.category.unwrap_or(ServiceCategory::Ubr);
-            let handle = self
-                .b
-                .add_vc(&nodes, category, label)
-                .map_err(|e| err(format!("{path}.path"), e.to_string()))?;
+            let handle =
+                self.b.add_vc(&nodes, category, label).map_err(|e| err(format!("{path}.path"), e.to_string()))?;
             self.vcs.insert(&v.name, (i, handle));
         }
         Ok(())
     }
 
     fn vc(&self, path: String, name: &str) -> Result<VcHandle, ScenarioError> {
-        self.vcs
-            .get(name)
-            .map(|(_, h)| h.clone())
-            .ok_or_else(|| err(path, format!("no VC is named '{name}'")))
+        self.vcs.get(name).map(|(_, h)| h.clone()).ok_or_else(|| err(path, format!("no VC is named '{name}'")))
     }
 
     /// `start`, plus a uniform draw from `[0, jitter)` on the application's
@@ -244,60 +198,41 @@ impl<'a> Ctx<'a> {
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, a) in self.sc.apps.iter().enumerate() {
             let path = format!("apps[{i}]");
-            let (AppSpec::TcpBulk { name, .. } | AppSpec::UdpCbr { name, .. }) = a;
-            if name.trim().is_empty() {
+            if a.name.trim().is_empty() {
                 return Err(err(format!("{path}.name"), "a name must not be empty"));
             }
-            if let Some(j) = names.insert(name, i) {
+            if let Some(j) = names.insert(&a.name, i) {
                 return Err(err(
                     format!("{path}.name"),
-                    format!("the application name '{name}' is also used by apps[{j}]"),
+                    format!("the application name '{}' is also used by apps[{j}]", a.name),
                 ));
             }
-            match a {
-                AppSpec::TcpBulk {
-                    name,
-                    vc,
-                    start,
-                    start_jitter,
-                    bytes,
-                    tcp,
-                } => {
-                    let handle = self.vc(format!("{path}.vc"), vc)?;
+            let handle = self.vc(format!("{path}.vc"), &a.vc)?;
+            let t = self.start(&a.name, a.start, a.start_jitter);
+            match a.kind {
+                AppKind::TcpBulk => {
+                    only_keys(&path, a, &["bytes", "tcp"])?;
                     let mtu = self.path_mtu(&handle);
-                    let cfg = tcp_config(&path, &self.sc.tcp, tcp, mtu)?;
-                    let t = self.start(name, *start, *start_jitter);
+                    let none = TcpSpec::default();
+                    let cfg = tcp_config(&path, &self.sc.tcp, a.tcp.as_ref().unwrap_or(&none), mtu)?;
+                    let bytes = a.bytes.unwrap_or_default().0;
                     self.b
-                        .add_tcp(name, &handle, cfg, t, bytes.0)
+                        .add_tcp(&a.name, &handle, cfg, t, bytes)
                         .map_err(|e| err(format!("{path}.tcp.mss"), e.to_string()))?;
                 }
-                AppSpec::UdpCbr {
-                    name,
-                    vc,
-                    payload,
-                    interval,
-                    start,
-                    start_jitter,
-                    count,
-                    max_payload,
-                } => {
-                    let handle = self.vc(format!("{path}.vc"), vc)?;
+                AppKind::UdpCbr => {
+                    only_keys(&path, a, &["payload", "interval", "count", "max_payload"])?;
+                    let need = |k: &str| err(format!("{path}.{k}"), format!("a udp_cbr application needs a {k}"));
+                    let payload = a.payload.ok_or_else(|| need("payload"))?;
+                    let interval = a.interval.ok_or_else(|| need("interval"))?;
                     if interval.0.is_zero() {
                         return Err(err(format!("{path}.interval"), "must be longer than 0 s"));
                     }
-                    let payload = u32::try_from(payload.0)
-                        .map_err(|_| err(format!("{path}.payload"), "too large"))?;
-                    let max_payload = max_payload.map(|m| m.0.min(u64::from(u32::MAX)) as u32);
-                    let t = self.start(name, *start, *start_jitter);
-                    let params = CbrParams {
-                        payload,
-                        interval: interval.0,
-                        start: t,
-                        count: *count,
-                        max_payload,
-                    };
+                    let payload = u32::try_from(payload.0).map_err(|_| err(format!("{path}.payload"), "too large"))?;
+                    let max_payload = a.max_payload.map(|m| m.0.min(u64::from(u32::MAX)) as u32);
+                    let params = CbrParams { payload, interval: interval.0, start: t, count: a.count, max_payload };
                     self.b
-                        .add_udp_cbr(name, &handle, params)
+                        .add_udp_cbr(&a.name, &handle, params)
                         .map_err(|e| err(format!("{path}.payload"), e.to_string()))?;
                 }
             }
@@ -315,12 +250,11 @@ impl<'a> Ctx<'a> {
             Some([a, b]) => {
                 let na = self.node("metrics.efficiency_link[0]".into(), a)?;
                 let nb = self.node("metrics.efficiency_link[1]".into(), b)?;
-                Some(self.b.port_toward(na, nb).ok_or_else(|| {
-                    err(
-                        "metrics.efficiency_link",
-                        format!("no link from {a} to {b}"),
-                    )
-                })?)
+                Some(
+                    self.b
+                        .port_toward(na, nb)
+                        .ok_or_else(|| err("metrics.efficiency_link", format!("no link from {a} to {b}")))?,
+                )
             }
             None => self.slowest_tcp_port(),
         };
@@ -335,8 +269,8 @@ impl<'a> Ctx<'a> {
     fn slowest_tcp_port(&self) -> Option<PortId> {
         let mut best: Option<PortId> = None;
         for a in &self.sc.apps {
-            if let AppSpec::TcpBulk { vc, .. } = a
-                && let Some((_, h)) = self.vcs.get(vc.as_str())
+            if a.kind == AppKind::TcpBulk
+                && let Some((_, h)) = self.vcs.get(a.vc.as_str())
             {
                 for &p in &h.forward {
                     if best.is_none_or(|b| self.b.port(p).rate < self.b.port(b).rate) {
@@ -349,6 +283,22 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Refuses keys that belong to another kind of application.
+fn only_keys(path: &str, a: &AppSpec, allowed: &[&str]) -> Result<(), ScenarioError> {
+    let present = [
+        ("bytes", a.bytes.is_some()),
+        ("tcp", a.tcp.is_some()),
+        ("payload", a.payload.is_some()),
+        ("interval", a.interval.is_some()),
+        ("count", a.count.is_some()),
+        ("max_payload", a.max_payload.is_some()),
+    ];
+    match present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
+        Some((key, _)) => Err(err(format!("{path}.{key}"), format!("is not a key of a {} application", a.kind.name()))),
+        None => Ok(()),
+    }
+}
+
 fn positive_cells(path: String, c: Cells) -> Result<u32, ScenarioError> {
     if c.0 == 0 {
         return Err(err(path, "must be at least 1 cell"));
@@ -356,27 +306,26 @@ fn positive_cells(path: String, c: Cells) -> Result<u32, ScenarioError> {
     u32::try_from(c.0).map_err(|_| err(path, "more than 4294967295 cells"))
 }
 
-fn drop_policy(
-    path: String,
-    p: &DropPolicySpec,
-    pool: u32,
-) -> Result<AcceptancePolicy, ScenarioError> {
-    Ok(match p {
-        DropPolicySpec::TailDrop {} => AcceptancePolicy::TailDrop(TailDrop),
-        DropPolicySpec::Ppd { keep_end_of_frame } => AcceptancePolicy::Ppd(Ppd {
-            keep_end_of_frame: keep_end_of_frame.unwrap_or(true),
-        }),
-        DropPolicySpec::Epd {
-            threshold,
-            threshold_fraction,
-            keep_end_of_frame,
-        } => {
-            let threshold = match (threshold, threshold_fraction) {
+fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<AcceptancePolicy, ScenarioError> {
+    let refuse = |key: &str, present: bool, kind: &str| {
+        if present { Err(err(format!("{path}.{key}"), format!("is not a key of the {kind} policy"))) } else { Ok(()) }
+    };
+    Ok(match p.kind {
+        DropPolicyKind::TailDrop => {
+            refuse("threshold", p.threshold.is_some(), "tail_drop")?;
+            refuse("threshold_fraction", p.threshold_fraction.is_some(), "tail_drop")?;
+            refuse("keep_end_of_frame", p.keep_end_of_frame.is_some(), "tail_drop")?;
+            AcceptancePolicy::TailDrop(TailDrop)
+        }
+        DropPolicyKind::Ppd => {
+            refuse("threshold", p.threshold.is_some(), "ppd")?;
+            refuse("threshold_fraction", p.threshold_fraction.is_some(), "ppd")?;
+            AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: p.keep_end_of_frame.unwrap_or(true) })
+        }
+        DropPolicyKind::Epd => {
+            let threshold = match (p.threshold, p.threshold_fraction) {
                 (Some(_), Some(_)) => {
-                    return Err(err(
-                        path,
-                        "give either threshold or threshold_fraction, not both",
-                    ));
+                    return Err(err(path, "give either threshold or threshold_fraction, not both"));
                 }
                 (Some(t), None) => {
                     if t.0 > u64::from(pool) {
@@ -390,29 +339,18 @@ fn drop_policy(
                 (None, f) => {
                     let f = f.unwrap_or(DEFAULT_EPD_FRACTION);
                     if !(f > 0.0 && f <= 1.0) {
-                        return Err(err(
-                            format!("{path}.threshold_fraction"),
-                            format!("{f} is not in (0, 1]"),
-                        ));
+                        return Err(err(format!("{path}.threshold_fraction"), format!("{f} is not in (0, 1]")));
                     }
                     (f * f64::from(pool)).round() as u32
                 }
             };
-            AcceptancePolicy::Epd(Epd {
-                threshold,
-                keep_end_of_frame: keep_end_of_frame.unwrap_or(true),
-            })
+            AcceptancePolicy::Epd(Epd { threshold, keep_end_of_frame: p.keep_end_of_frame.unwrap_or(true) })
         }
     })
 }
 
 fn parse_label(path: String, s: &str) -> Result<VcLabel, ScenarioError> {
-    let bad = || {
-        err(
-            path.clone(),
-            format!("'{s}' is not a label 'vpi/vci' (e.g. '0/32', VPI 0..4095, VCI 32..65535)"),
-        )
-    };
+    let bad = || err(path.clone(), format!("'{s}' is not a label 'vpi/vci' (e.g. '0/32', VPI 0..4095, VCI 32..65535)"));
     let (vpi, vci) = s.split_once('/').ok_or_else(bad)?;
     let vpi: u16 = vpi.trim().parse().map_err(|_| bad())?;
     let vci: u16 = vci.trim().parse().map_err(|_| bad())?;
@@ -422,23 +360,14 @@ fn parse_label(path: String, s: &str) -> Result<VcLabel, ScenarioError> {
     Ok(VcLabel::new(vpi, vci))
 }
 
-fn tcp_config(
-    path: &str,
-    base: &TcpSpec,
-    app: &TcpSpec,
-    mtu: u32,
-) -> Result<TcpConfig, ScenarioError> {
+fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     macro_rules! pick {
         ($f:ident) => {
             app.$f.or(base.$f)
         };
     }
     let key = |k: &str| {
-        if app_has(app, k) {
-            format!("{path}.tcp.{k}")
-        } else {
-            format!("tcp.{k}")
-        }
+        if app_has(app, k) { format!("{path}.tcp.{k}") } else { format!("tcp.{k}") }
     };
     let d = TcpConfig::classic();
     let mss = pick!(mss).map_or(u64::from(mtu.saturating_sub(40)), |b| b.0);
@@ -447,16 +376,10 @@ fn tcp_config(
     }
     let window = pick!(window).map_or(u64::from(d.window), |b| b.0);
     if window < mss {
-        return Err(err(
-            key("window"),
-            format!("{window} bytes is smaller than one segment ({mss} bytes)"),
-        ));
+        return Err(err(key("window"), format!("{window} bytes is smaller than one segment ({mss} bytes)")));
     }
     if window > 1 << 30 {
-        return Err(err(
-            key("window"),
-            "exceeds the RFC 1323 maximum of 2^30 bytes",
-        ));
+        return Err(err(key("window"), "exceeds the RFC 1323 maximum of 2^30 bytes"));
     }
     let tick = pick!(timer_tick).map_or(d.rto.tick, |t| t.0);
     if tick.is_zero() {

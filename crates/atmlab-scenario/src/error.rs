@@ -15,20 +15,13 @@ pub struct ScenarioError {
 impl ScenarioError {
     /// An error at `path`.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-        ScenarioError {
-            path: path.into(),
-            message: message.into(),
-        }
+        ScenarioError { path: path.into(), message: message.into() }
     }
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
+        if self.path.is_empty() { write!(f, "{}", self.message) } else { write!(f, "{}: {}", self.path, self.message) }
     }
 }
 

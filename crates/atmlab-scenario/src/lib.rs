@@ -45,14 +45,10 @@ pub use schema::Scenario;
 
 /// Parses a scenario from TOML text.
 pub fn parse_toml(text: &str) -> Result<Scenario, ScenarioError> {
-    let de = toml::Deserializer::parse(text)
-        .map_err(|e| ScenarioError::new("", format!("malformed TOML: {e}")))?;
+    let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::new("", format!("malformed TOML: {e}")))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
-        ScenarioError::new(
-            if path == "." { String::new() } else { path },
-            e.into_inner().message().to_owned(),
-        )
+        ScenarioError::new(if path == "." { String::new() } else { path }, e.into_inner().message().to_owned())
     })
 }
 

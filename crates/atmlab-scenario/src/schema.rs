@@ -9,6 +9,7 @@ use crate::units;
 use atmlab_engine::{BitRate, Duration};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::ServiceCategory;
+use atmlab_net::sim::SlotPhase;
 use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -90,16 +91,12 @@ impl<'de> Deserialize<'de> for Amount {
             Int(i64),
             Str(String),
         }
-        match Repr::deserialize(d)
-            .map_err(|_| de::Error::custom("expected a size such as \"1 MB\", or \"inf\""))?
-        {
+        match Repr::deserialize(d).map_err(|_| de::Error::custom("expected a size such as \"1 MB\", or \"inf\""))? {
             Repr::Str(s) if s.trim() == "inf" => Ok(Amount(None)),
-            Repr::Str(s) => units::bytes(&s)
-                .map(|b| Amount(Some(b)))
-                .map_err(|m| de::Error::custom(format!("'{s}': {m}"))),
-            Repr::Int(v) => nonneg_bytes(v)
-                .map(|b| Amount(Some(b)))
-                .map_err(de::Error::custom),
+            Repr::Str(s) => {
+                units::bytes(&s).map(|b| Amount(Some(b))).map_err(|m| de::Error::custom(format!("'{s}': {m}")))
+            }
+            Repr::Int(v) => nonneg_bytes(v).map(|b| Amount(Some(b))).map_err(de::Error::custom),
         }
     }
 }
@@ -148,6 +145,10 @@ pub struct SimulationSpec {
     /// Seed used when the command line gives none.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// `random` (default): each link direction's slot grid has its own random
+    /// phase; `aligned`: all start at t = 0.
+    #[serde(default)]
+    pub slot_phase: Option<SlotPhase>,
 }
 
 fn default_seed() -> u64 {
@@ -245,28 +246,34 @@ pub struct ClassSpec {
     pub drop_policy: Option<DropPolicySpec>,
 }
 
-/// `drop_policy = { kind = ... }`.
+/// `drop_policy = { kind = ..., ... }`. Which keys a kind takes is checked
+/// when the scenario is built (so errors keep their key path).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum DropPolicySpec {
+#[serde(deny_unknown_fields)]
+pub struct DropPolicySpec {
+    /// `tail_drop`, `ppd` or `epd`.
+    pub kind: DropPolicyKind,
+    /// EPD: refuse new frames at this occupancy.
+    #[serde(default)]
+    pub threshold: Option<Cells>,
+    /// EPD: the threshold as a fraction of the buffer (default 0.8).
+    #[serde(default)]
+    pub threshold_fraction: Option<f64>,
+    /// PPD, EPD: keep the last cell of a cut frame (default true).
+    #[serde(default)]
+    pub keep_end_of_frame: Option<bool>,
+}
+
+/// The acceptance policies a scenario can name.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DropPolicyKind {
     /// Drop cells when the buffer is full.
-    TailDrop {},
+    TailDrop,
     /// Partial Packet Discard.
-    Ppd {
-        /// Keep the last cell of a cut frame (default true).
-        #[serde(default)]
-        keep_end_of_frame: Option<bool>,
-    },
+    Ppd,
     /// Early Packet Discard.
-    Epd {
-        /// Refuse new frames at this occupancy (default: 80% of the buffer... see docs).
-        threshold: Option<Cells>,
-        /// The threshold as a fraction of the buffer (alternative to `threshold`).
-        threshold_fraction: Option<f64>,
-        /// Keep the last cell of a frame cut by an overflow (default true).
-        #[serde(default)]
-        keep_end_of_frame: Option<bool>,
-    },
+    Epd,
 }
 
 /// `scheduler = "..."`.
@@ -305,53 +312,62 @@ pub struct VcSpec {
     pub label: Option<String>,
 }
 
-/// `[[apps]]`.
+/// `[[apps]]`. Which keys a kind takes is checked when the scenario is
+/// built (so errors keep their key path).
 #[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AppSpec {
-    /// A greedy TCP transfer from the VC's first host to its last.
-    TcpBulk {
-        /// Unique application name.
-        name: String,
-        /// The VC it uses.
-        vc: String,
-        /// When it opens its connection (default 0 s).
-        #[serde(default)]
-        start: Option<Time>,
-        /// A uniform random delay in `[0, start_jitter)` added to `start`.
-        #[serde(default)]
-        start_jitter: Option<Time>,
-        /// Bytes to send (default `"inf"`).
-        #[serde(default)]
-        bytes: Amount,
-        /// Overrides of the scenario's `[tcp]`.
-        #[serde(default)]
-        tcp: TcpSpec,
-    },
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// `tcp_bulk` or `udp_cbr`.
+    pub kind: AppKind,
+    /// Unique application name.
+    pub name: String,
+    /// The VC it uses (data flows from its first host to its last).
+    pub vc: String,
+    /// When it starts (default 0 s).
+    #[serde(default)]
+    pub start: Option<Time>,
+    /// A uniform random delay in `[0, start_jitter)` added to `start`.
+    #[serde(default)]
+    pub start_jitter: Option<Time>,
+    /// tcp_bulk: bytes to send (default `"inf"`).
+    #[serde(default)]
+    pub bytes: Option<Amount>,
+    /// tcp_bulk: overrides of the scenario's `[tcp]`.
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+    /// udp_cbr: user data per datagram.
+    #[serde(default)]
+    pub payload: Option<Bytes>,
+    /// udp_cbr: time between datagrams.
+    #[serde(default)]
+    pub interval: Option<Time>,
+    /// udp_cbr: datagrams to send (default: until the end).
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// udp_cbr: the largest write the sending program accepts; larger
+    /// payloads are refused and nothing is sent (udpt: 9000 bytes).
+    #[serde(default)]
+    pub max_payload: Option<Bytes>,
+}
+
+/// The applications a scenario can name.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AppKind {
+    /// A greedy TCP bulk transfer.
+    TcpBulk,
     /// Constant-rate UDP: `payload` bytes every `interval`.
-    UdpCbr {
-        /// Unique application name.
-        name: String,
-        /// The VC it uses.
-        vc: String,
-        /// User data per datagram.
-        payload: Bytes,
-        /// Time between datagrams.
-        interval: Time,
-        /// First datagram (default 0 s).
-        #[serde(default)]
-        start: Option<Time>,
-        /// A uniform random delay in `[0, start_jitter)` added to `start`.
-        #[serde(default)]
-        start_jitter: Option<Time>,
-        /// Datagrams to send (default: until the end).
-        #[serde(default)]
-        count: Option<u64>,
-        /// The largest write the sending program accepts; larger payloads are
-        /// refused and nothing is sent (udpt: 9000 bytes). Default: no limit.
-        #[serde(default)]
-        max_payload: Option<Bytes>,
-    },
+    UdpCbr,
+}
+
+impl AppKind {
+    /// The name used in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            AppKind::TcpBulk => "tcp_bulk",
+            AppKind::UdpCbr => "udp_cbr",
+        }
+    }
 }
 
 /// `[metrics]`.

@@ -41,12 +41,7 @@ fn error_of(text: &str) -> ScenarioError {
 
 #[test]
 fn test_minimal_scenario_runs() {
-    let r = parse_toml(MINIMAL)
-        .unwrap()
-        .build(1, 0)
-        .unwrap()
-        .run()
-        .unwrap();
+    let r = parse_toml(MINIMAL).unwrap().build(1, 0).unwrap().run().unwrap();
     assert!(r.connections[0].bytes_delivered > 0);
     assert_eq!(r.connections[0].mss, 9140, "MSS defaults to MTU 9180 - 40");
     // All links are equally fast: the first on the path is the reference.
@@ -134,12 +129,21 @@ fn test_mss_too_large_for_the_mtu() {
 fn test_unknown_app_kind_and_policy_kind() {
     let e = error_of(&MINIMAL.replace(r#"kind = "tcp_bulk""#, r#"kind = "ftp""#));
     assert_eq!(e.path, "apps[0].kind");
+    let e = error_of(&MINIMAL.replace(r#"vc = "v""#, "vc = \"v\"\npayload = \"80 bytes\""));
+    assert_eq!(e.path, "apps[0].payload");
+    assert!(e.message.contains("not a key of a tcp_bulk application"), "{e}");
     let text = MINIMAL.replace(
         r#"port = { buffer = "100 cells" }"#,
         r#"port = { buffer = "100 cells", drop_policy = { kind = "red" } }"#,
     );
     let e = error_of(&text);
+    assert_eq!(e.path, "switches[0].port.drop_policy.kind");
     assert!(e.message.contains("unknown variant `red`"), "{e}");
+    let text = MINIMAL.replace(
+        r#"port = { buffer = "100 cells" }"#,
+        r#"port = { buffer = "100 cells", drop_policy = { kind = "epd", threshold = "many" } }"#,
+    );
+    assert_eq!(error_of(&text).path, "switches[0].port.drop_policy.threshold");
 }
 
 #[test]
@@ -157,10 +161,7 @@ fn test_jitter_draws_from_the_seed() {
     let r1b = s.build(1, 0).unwrap().run().unwrap();
     let r2 = s.build(2, 0).unwrap().run().unwrap();
     assert_eq!(r1, r1b);
-    assert_ne!(
-        r1.connections[0].bytes_delivered,
-        r2.connections[0].bytes_delivered
-    );
+    assert_ne!(r1.connections[0].bytes_delivered, r2.connections[0].bytes_delivered);
 }
 
 #[test]
@@ -172,8 +173,7 @@ fn test_shipped_scenarios_parse_and_build() {
         if path.extension().is_some_and(|e| e == "toml") {
             let text = std::fs::read_to_string(&path).unwrap();
             let s = parse_toml(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            s.build(1, 0)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            s.build(1, 0).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             n += 1;
         }
     }

@@ -33,9 +33,7 @@ fn parse_decimal(s: &str) -> Result<Decimal, String> {
     let s = s.strip_prefix('+').unwrap_or(s);
     let (num, exp) = match s.find(['e', 'E']) {
         Some(i) => {
-            let e: i32 = s[i + 1..]
-                .parse()
-                .map_err(|_| format!("bad exponent in '{s}'"))?;
+            let e: i32 = s[i + 1..].parse().map_err(|_| format!("bad exponent in '{s}'"))?;
             (&s[..i], e)
         }
         None => (s, 0),
@@ -44,23 +42,12 @@ fn parse_decimal(s: &str) -> Result<Decimal, String> {
     if int.is_empty() && frac.is_empty() {
         return Err("a number is missing".into());
     }
-    if !int
-        .bytes()
-        .chain(frac.bytes())
-        .all(|b| b.is_ascii_digit() || b == b'_')
-    {
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit() || b == b'_') {
         return Err(format!("'{num}' is not a number"));
     }
-    let digits: String = int
-        .chars()
-        .chain(frac.chars())
-        .filter(|c| *c != '_')
-        .collect();
-    let mantissa: u128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().map_err(|_| "number too large".to_string())?
-    };
+    let digits: String = int.chars().chain(frac.chars()).filter(|c| *c != '_').collect();
+    let mantissa: u128 =
+        if digits.is_empty() { 0 } else { digits.parse().map_err(|_| "number too large".to_string())? };
     let frac_len = frac.chars().filter(|c| *c != '_').count() as i32;
     let mut d = Decimal { mantissa, scale: 0 };
     let shift = frac_len - exp; // value = mantissa * 10^-shift
@@ -68,11 +55,7 @@ fn parse_decimal(s: &str) -> Result<Decimal, String> {
         d.scale = shift as u32;
     } else {
         d.mantissa = mantissa
-            .checked_mul(
-                10u128
-                    .checked_pow((-shift) as u32)
-                    .ok_or("number too large")?,
-            )
+            .checked_mul(10u128.checked_pow((-shift) as u32).ok_or("number too large")?)
             .ok_or("number too large")?;
     }
     Ok(d)
@@ -98,8 +81,7 @@ fn split(s: &str) -> Result<(&str, &str), String> {
         let exponent = (c == b'e' || c == b'E')
             && i > 0
             && b.get(i + 1).is_some_and(|n| {
-                n.is_ascii_digit()
-                    || ((*n == b'-' || *n == b'+') && b.get(i + 2).is_some_and(u8::is_ascii_digit))
+                n.is_ascii_digit() || ((*n == b'-' || *n == b'+') && b.get(i + 2).is_some_and(u8::is_ascii_digit))
             });
         if c.is_ascii_digit() || matches!(c, b'.' | b'_' | b'+' | b'-') {
             i += 1;
@@ -111,7 +93,7 @@ fn split(s: &str) -> Result<(&str, &str), String> {
     }
     let (num, unit) = (s[..i].trim(), s[i..].trim());
     if num.is_empty() {
-        return Err(format!("'{s}' has no number"));
+        return Err("a number is missing".into());
     }
     Ok((num, unit))
 }
@@ -125,15 +107,10 @@ pub fn duration(s: &str) -> Result<Duration, String> {
         "us" | "µs" => 1_000_000,
         "ms" => 1_000_000_000,
         "s" => 1_000_000_000_000,
-        "" => return Err(format!("'{s}' needs a unit (ps, ns, us, ms or s)")),
+        "" => return Err("needs a unit (ps, ns, us, ms or s)".to_string()),
         u => return Err(format!("unknown time unit '{u}' (use ps, ns, us, ms or s)")),
     };
-    Ok(Duration::from_ps(scale(
-        parse_decimal(num)?,
-        factor,
-        false,
-        "ps",
-    )?))
+    Ok(Duration::from_ps(scale(parse_decimal(num)?, factor, false, "ps")?))
 }
 
 /// Parses a rate such as `"155.52 Mbit/s"` or `"353207.55 cells/s"`.
@@ -146,14 +123,10 @@ pub fn rate(s: &str) -> Result<BitRate, String> {
         "Gbit/s" | "Gbps" | "Gb/s" => 1_000_000_000,
         "cells/s" | "cell/s" => 424,
         "" => {
-            return Err(format!(
-                "'{s}' needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s or cells/s)"
-            ));
+            return Err("needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s or cells/s)".to_string());
         }
         u => {
-            return Err(format!(
-                "unknown rate unit '{u}' (use bit/s, kbit/s, Mbit/s, Gbit/s or cells/s)"
-            ));
+            return Err(format!("unknown rate unit '{u}' (use bit/s, kbit/s, Mbit/s, Gbit/s or cells/s)"));
         }
     };
     let bps = scale(parse_decimal(num)?, factor, false, "bit/s")?;
@@ -171,15 +144,11 @@ pub fn bytes(s: &str) -> Result<u64, String> {
         "MiB" => 1_048_576,
         "GB" => 1_000_000_000,
         "KB" | "K" | "k" => {
-            return Err(format!(
-                "'{unit}' is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)"
-            ));
+            return Err(format!("'{unit}' is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)"));
         }
-        "" => return Err(format!("'{s}' needs a unit (bytes, kB, KiB, MB, MiB)")),
+        "" => return Err("needs a unit (bytes, kB, KiB, MB, MiB)".to_string()),
         u => {
-            return Err(format!(
-                "unknown size unit '{u}' (use bytes, kB, KiB, MB or MiB)"
-            ));
+            return Err(format!("unknown size unit '{u}' (use bytes, kB, KiB, MB or MiB)"));
         }
     };
     scale(parse_decimal(num)?, factor, true, "bytes")
@@ -190,10 +159,8 @@ pub fn cells(s: &str) -> Result<u64, String> {
     let (num, unit) = split(s)?;
     match unit {
         "cell" | "cells" => scale(parse_decimal(num)?, 1, true, "cells"),
-        "" => Err(format!("'{s}' needs a unit (cells)")),
-        u => Err(format!(
-            "unknown unit '{u}' for a size in cells (write e.g. '1000 cells')"
-        )),
+        "" => Err("needs a unit (cells)".to_string()),
+        u => Err(format!("unknown unit '{u}' for a size in cells (write e.g. '1000 cells')")),
     }
 }
 
@@ -233,15 +200,11 @@ mod tests {
         assert!(rate("-5 Mbit/s").unwrap_err().contains("negative"));
         assert!(rate("0 Mbit/s").unwrap_err().contains("positive"));
         assert!(duration("5").unwrap_err().contains("needs a unit"));
-        assert!(
-            duration("5 sec")
-                .unwrap_err()
-                .contains("unknown time unit 'sec'")
-        );
+        assert!(duration("5 sec").unwrap_err().contains("unknown time unit 'sec'"));
         assert!(bytes("64 KB").unwrap_err().contains("ambiguous"));
         assert!(bytes("1.5 bytes").unwrap_err().contains("whole number"));
         assert!(cells("10 bytes").unwrap_err().contains("cells"));
-        assert!(rate("fast").unwrap_err().contains("no number"));
+        assert!(rate("fast").unwrap_err().contains("number is missing"));
         assert!(duration("1.2.3 s").is_err());
     }
 }

@@ -20,12 +20,8 @@ pub enum ServiceCategory {
 
 impl ServiceCategory {
     /// All categories, in strict-priority order (highest first).
-    pub const ALL: [ServiceCategory; 4] = [
-        ServiceCategory::Cbr,
-        ServiceCategory::Vbr,
-        ServiceCategory::Abr,
-        ServiceCategory::Ubr,
-    ];
+    pub const ALL: [ServiceCategory; 4] =
+        [ServiceCategory::Cbr, ServiceCategory::Vbr, ServiceCategory::Abr, ServiceCategory::Ubr];
 
     /// Index `0..4` in [`ALL`](Self::ALL) order.
     pub const fn index(self) -> usize {

@@ -181,15 +181,7 @@ pub struct PortVc {
 impl PortVc {
     /// A VC of `category` whose cells go to `next`.
     pub fn new(category: ServiceCategory, next: NextHop) -> PortVc {
-        PortVc {
-            category,
-            next,
-            eager: false,
-            occupancy: 0,
-            frame_start: true,
-            discard: Discard::No,
-            dropped: 0,
-        }
+        PortVc { category, next, eager: false, occupancy: 0, frame_start: true, discard: Discard::No, dropped: 0 }
     }
     /// Cells of this VC queued at the port.
     pub fn occupancy(&self) -> u32 {
@@ -291,9 +283,7 @@ impl Port {
             accepted: 0,
             wait_area: 0,
             max_queued: 0,
-            queues: (0..nqueues)
-                .map(|_| VecDeque::with_capacity(prealloc))
-                .collect(),
+            queues: (0..nqueues).map(|_| VecDeque::with_capacity(prealloc)).collect(),
             queue_of,
             pool_of,
             pool_limit,
@@ -309,6 +299,14 @@ impl Port {
             frame_ends: VecDeque::new(),
             stats: PortStats::default(),
         }
+    }
+
+    /// Shifts the port's slot grid: slot `k` starts at `phase + ceil(k * 424e12
+    /// / rate)`. Call before the port carries traffic.
+    pub fn set_slot_phase(&mut self, phase: SimTime) {
+        debug_assert!(self.accepted == 0, "the slot phase is set before any traffic");
+        self.tail = SlotClock::with_epoch(self.rate, CELL_BITS, phase);
+        self.head = self.tail.clone();
     }
 
     /// Adds a VC and returns its slot index at this port.
@@ -337,21 +335,9 @@ impl Port {
             c.dedup();
             c
         };
-        let one_queue = present
-            .iter()
-            .map(|&c| self.queue_of[c])
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-            <= 1;
-        let one_pool = present
-            .iter()
-            .map(|&c| self.pool_of[c])
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-            <= 1;
-        let policies = present
-            .iter()
-            .all(|&c| !self.policies[c].uses_per_vc_occupancy());
+        let one_queue = present.iter().map(|&c| self.queue_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1;
+        let one_pool = present.iter().map(|&c| self.pool_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1;
+        let policies = present.iter().all(|&c| !self.policies[c].uses_per_vc_occupancy());
         let fifo = self.scheduler.is_fifo_for_one_queue();
         self.mode = if allow_pipelining && one_queue && one_pool && policies && fifo {
             PortMode::Pipelined
@@ -401,11 +387,7 @@ impl Port {
                     area -= u128::from(slot.boundary().saturating_since(end).as_ps());
                     slot.advance();
                 }
-                if end.as_ps() == 0 {
-                    0.0
-                } else {
-                    area as f64 / end.as_ps() as f64
-                }
+                if end.as_ps() == 0 { 0.0 } else { area as f64 / end.as_ps() as f64 }
             }
         }
     }
@@ -490,9 +472,7 @@ impl Port {
                         } else {
                             self.busy = true;
                             self.tail.seek(now);
-                            Offer::Queued {
-                                wake: Some(self.tail.boundary()),
-                            }
+                            Offer::Queued { wake: Some(self.tail.boundary()) }
                         }
                     }
                 }
@@ -523,10 +503,7 @@ impl Port {
         let queued = (self.tail.slot() - self.head.slot()) as u32;
         self.max_queued = self.max_queued.max(queued);
         self.wait_area += u128::from((start - now).as_ps());
-        Offer::Departs {
-            arrival: start + self.cell_time + self.delay,
-            cell,
-        }
+        Offer::Departs { arrival: start + self.cell_time + self.delay, cell }
     }
 
     /// Sends one cell in the slot that starts `now` (the port's pending slot
@@ -535,13 +512,8 @@ impl Port {
     #[inline]
     pub fn transmit(&mut self, now: SimTime) -> Transmission {
         debug_assert!(self.mode == PortMode::Slotted && self.busy && self.tail.boundary() == now);
-        let q = self
-            .scheduler
-            .select(&self.queues)
-            .expect("a busy port has a queued cell");
-        let cell = self.queues[q]
-            .pop_front()
-            .expect("the scheduler picks a non-empty queue");
+        let q = self.scheduler.select(&self.queues).expect("a busy port has a queued cell");
+        let cell = self.queues[q].pop_front().expect("the scheduler picks a non-empty queue");
         let vc = &mut self.vcs[cell.slot as usize];
         let c = vc.category.index();
         vc.occupancy -= 1;
@@ -561,11 +533,7 @@ impl Port {
             self.busy = false;
             None
         };
-        Transmission {
-            arrival,
-            cell,
-            next_slot,
-        }
+        Transmission { arrival, cell, next_slot }
     }
 
     /// Marks the port as the adapter-facing end of a link into a host: only
@@ -602,9 +570,7 @@ impl Port {
     /// Takes the head cell off the link (its arrival is due).
     #[inline]
     pub fn take_arrival(&mut self) -> (SimTime, Cell) {
-        self.channel
-            .pop_front()
-            .expect("an arrival event has a cell on the link")
+        self.channel.pop_front().expect("an arrival event has a cell on the link")
     }
 
     /// Into a switch: the arrival time of the new head cell, if any.

@@ -20,10 +20,7 @@ fn port(buffer: u32, ubr: AcceptancePolicy) -> Port {
         scheduler: SchedulerKind::default(),
     };
     let mut p = Port::new("sw1->sw2".into(), oc3(), Duration::from_us(5), cfg);
-    let next = NextHop::Host {
-        host: HostId(0),
-        vc: 0,
-    };
+    let next = NextHop::Host { host: HostId(0), vc: 0 };
     p.add_vc(PortVc::new(ServiceCategory::Ubr, next)); // slot 0
     p.add_vc(PortVc::new(ServiceCategory::Ubr, next)); // slot 1
     p.add_vc(PortVc::new(ServiceCategory::Vbr, next)); // slot 2
@@ -47,10 +44,7 @@ fn frame(slot: u16, n: u32) -> Vec<Cell> {
 /// queued.
 fn offer_all(p: &mut Port, cells: &[Cell]) -> Vec<bool> {
     let now = SimTime::from_ps(p.stats.cells_out * 2_726_338);
-    cells
-        .iter()
-        .map(|c| matches!(p.offer(now, *c), Offer::Queued { .. }))
-        .collect()
+    cells.iter().map(|c| matches!(p.offer(now, *c), Offer::Queued { .. })).collect()
 }
 
 /// Sends the cell of the port's pending slot.
@@ -71,35 +65,19 @@ fn test_tail_drop_drops_single_cells_and_accepts_the_rest_of_the_frame() {
     assert!(t.next_slot.is_some());
     assert_eq!(offer_all(&mut p, &frame(1, 1)), [true]);
     assert_eq!(p.stats.dropped_overflow, 3);
-    assert_eq!(
-        p.stats.cells_in,
-        p.stats.cells_out + p.stats.dropped_overflow + u64::from(p.queued())
-    );
+    assert_eq!(p.stats.cells_in, p.stats.cells_out + p.stats.dropped_overflow + u64::from(p.queued()));
 }
 
 #[test]
 fn test_ppd_drops_the_rest_of_the_frame_and_keeps_its_end() {
-    let mut p = port(
-        3,
-        AcceptancePolicy::Ppd(Ppd {
-            keep_end_of_frame: true,
-        }),
-    );
+    let mut p = port(3, AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: true }));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
     // Frame of 5 on VC 1: cell 0 fits, cell 1 overflows, then PPD.
     let f = frame(1, 5);
     assert_eq!(offer_all(&mut p, &f[..3]), [true, false, false]);
     send_one(&mut p); // room for one
-    assert_eq!(
-        offer_all(&mut p, &f[3..4]),
-        [false],
-        "PPD drops the rest even with room"
-    );
-    assert_eq!(
-        offer_all(&mut p, &f[4..]),
-        [true],
-        "the end-of-frame cell is kept"
-    );
+    assert_eq!(offer_all(&mut p, &f[3..4]), [false], "PPD drops the rest even with room");
+    assert_eq!(offer_all(&mut p, &f[4..]), [true], "the end-of-frame cell is kept");
     // The next frame starts afresh.
     send_one(&mut p);
     assert_eq!(offer_all(&mut p, &frame(1, 1)), [true]);
@@ -109,12 +87,7 @@ fn test_ppd_drops_the_rest_of_the_frame_and_keeps_its_end() {
 
 #[test]
 fn test_ppd_without_keep_drops_the_end_of_frame_too() {
-    let mut p = port(
-        1,
-        AcceptancePolicy::Ppd(Ppd {
-            keep_end_of_frame: false,
-        }),
-    );
+    let mut p = port(1, AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: false }));
     let f = frame(0, 3);
     assert_eq!(offer_all(&mut p, &f[..2]), [true, false]);
     send_one(&mut p);
@@ -125,13 +98,7 @@ fn test_ppd_without_keep_drops_the_end_of_frame_too() {
 
 #[test]
 fn test_epd_refuses_whole_frames_at_the_threshold() {
-    let mut p = port(
-        10,
-        AcceptancePolicy::Epd(Epd {
-            threshold: 4,
-            keep_end_of_frame: true,
-        }),
-    );
+    let mut p = port(10, AcceptancePolicy::Epd(Epd { threshold: 4, keep_end_of_frame: true }));
     assert_eq!(offer_all(&mut p, &frame(0, 3)), [true; 3]);
     // Occupancy 3 < 4: a frame starting now is admitted entirely, even past
     // the threshold.
@@ -144,23 +111,13 @@ fn test_epd_refuses_whole_frames_at_the_threshold() {
 
 #[test]
 fn test_epd_falls_back_to_ppd_on_overflow() {
-    let mut p = port(
-        4,
-        AcceptancePolicy::Epd(Epd {
-            threshold: 3,
-            keep_end_of_frame: true,
-        }),
-    );
+    let mut p = port(4, AcceptancePolicy::Epd(Epd { threshold: 3, keep_end_of_frame: true }));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
     // Admitted at occupancy 2 < 3; overflows at the 3rd cell.
     let f = frame(1, 4);
     assert_eq!(offer_all(&mut p, &f[..3]), [true, true, false]);
     send_one(&mut p);
-    assert_eq!(
-        offer_all(&mut p, &f[3..]),
-        [true],
-        "end kept after the partial discard"
-    );
+    assert_eq!(offer_all(&mut p, &f[3..]), [true], "end kept after the partial discard");
 }
 
 #[test]
@@ -186,17 +143,13 @@ fn test_slots_are_exact_and_arrival_adds_cell_time_and_delay() {
     let mut p = port(100, AcceptancePolicy::TailDrop(TailDrop));
     // A cell arriving mid-slot waits for the next boundary.
     let t0 = SimTime::from_ps(1_000_000);
-    let Offer::Queued { wake: Some(start) } = p.offer(t0, frame(0, 1)[0]) else {
-        panic!()
-    };
+    let Offer::Queued { wake: Some(start) } = p.offer(t0, frame(0, 1)[0]) else { panic!() };
     assert_eq!(start, SimTime::from_ps(2_726_338)); // boundary of slot 1
     let tx = p.transmit(start);
     assert_eq!(tx.arrival, start + oc3().cell_time() + Duration::from_us(5));
     assert_eq!(tx.next_slot, None);
     // The port is idle; the next cell may not reuse slot 1.
-    let Offer::Queued { wake: Some(s2) } = p.offer(start, frame(0, 1)[0]) else {
-        panic!()
-    };
+    let Offer::Queued { wake: Some(s2) } = p.offer(start, frame(0, 1)[0]) else { panic!() };
     assert_eq!(s2, SimTime::from_ps(5_452_675)); // ceil(2 * 2726337.448)
 }
 
@@ -212,20 +165,9 @@ fn test_separate_class_pools() {
         scheduler: SchedulerKind::default(),
     };
     let mut p = Port::new("x".into(), oc3(), Duration::ZERO, cfg);
-    let next = NextHop::Host {
-        host: HostId(0),
-        vc: 0,
-    };
+    let next = NextHop::Host { host: HostId(0), vc: 0 };
     p.add_vc(PortVc::new(ServiceCategory::Ubr, next));
     p.add_vc(PortVc::new(ServiceCategory::Vbr, next));
-    assert_eq!(
-        offer_all(&mut p, &frame(1, 10)),
-        [true; 10],
-        "VBR has its own 100-cell pool"
-    );
-    assert_eq!(
-        offer_all(&mut p, &frame(0, 3)),
-        [true, true, false],
-        "UBR keeps the shared 2"
-    );
+    assert_eq!(offer_all(&mut p, &frame(1, 10)), [true; 10], "VBR has its own 100-cell pool");
+    assert_eq!(offer_all(&mut p, &frame(0, 3)), [true, true, false], "UBR keeps the shared 2");
 }

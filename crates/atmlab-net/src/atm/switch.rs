@@ -34,10 +34,6 @@ pub struct Switch {
 impl Switch {
     /// A switch with no ports yet.
     pub fn new(name: String) -> Switch {
-        Switch {
-            name,
-            ports: Vec::new(),
-            vc_table: BTreeMap::new(),
-        }
+        Switch { name, ports: Vec::new(), vc_table: BTreeMap::new() }
     }
 }

@@ -16,6 +16,20 @@ use atmlab_engine::{BitRate, Duration, RngStreams, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
+/// How the slot grids of the links are placed in time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotPhase {
+    /// Every link direction has its own random phase in `[0, cell time)`,
+    /// drawn from the stream `link:<from>-><to>:phase`: independent
+    /// transmitters are not slot-synchronised.
+    #[default]
+    Random,
+    /// Every slot grid starts at `t = 0`. Equal links then deliver cells at
+    /// exactly the same instants, and ties are broken by link index.
+    Aligned,
+}
+
 /// A host or a switch.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
 pub enum NodeRef {
@@ -123,6 +137,7 @@ pub struct NetworkBuilder {
     pub(super) flows: Vec<UdpCbr>,
     pub(super) efficiency_port: Option<PortId>,
     pub(super) event_elision: bool,
+    pub(super) slot_phase: SlotPhase,
 }
 
 impl NetworkBuilder {
@@ -141,6 +156,7 @@ impl NetworkBuilder {
             flows: Vec::new(),
             efficiency_port: None,
             event_elision: true,
+            slot_phase: SlotPhase::default(),
         }
     }
 
@@ -159,8 +175,7 @@ impl NetworkBuilder {
 
     /// Adds a host.
     pub fn add_host(&mut self, name: &str, mtu: u32, encapsulation: Encapsulation) -> HostId {
-        self.hosts
-            .push(Host::new(name.to_owned(), mtu, encapsulation));
+        self.hosts.push(Host::new(name.to_owned(), mtu, encapsulation));
         HostId(self.hosts.len() as u32 - 1)
     }
 
@@ -236,6 +251,11 @@ impl NetworkBuilder {
         self.event_elision = on;
     }
 
+    /// How the links' slot grids are placed (default: random phases).
+    pub fn set_slot_phase(&mut self, phase: SlotPhase) {
+        self.slot_phase = phase;
+    }
+
     /// Uses the link of `port` as the capacity reference of the efficiency
     /// metric.
     pub fn set_efficiency_port(&mut self, port: PortId) {
@@ -268,18 +288,10 @@ impl NetworkBuilder {
             let endpoint = i == 0 || i == n - 1;
             match (node, endpoint) {
                 (NodeRef::Host(_), false) => {
-                    return Err(BuildError::WrongNodeKind(
-                        self.node_name(*node).into(),
-                        "host",
-                        "switch",
-                    ));
+                    return Err(BuildError::WrongNodeKind(self.node_name(*node).into(), "host", "switch"));
                 }
                 (NodeRef::Switch(_), true) => {
-                    return Err(BuildError::WrongNodeKind(
-                        self.node_name(*node).into(),
-                        "switch",
-                        "host",
-                    ));
+                    return Err(BuildError::WrongNodeKind(self.node_name(*node).into(), "switch", "host"));
                 }
                 _ => {}
             }
@@ -287,14 +299,11 @@ impl NetworkBuilder {
                 return Err(BuildError::Loop(self.node_name(*node).into()));
             }
         }
-        let (NodeRef::Host(src), NodeRef::Host(dst)) = (path[0], path[n - 1]) else {
-            unreachable!("checked above")
-        };
+        let (NodeRef::Host(src), NodeRef::Host(dst)) = (path[0], path[n - 1]) else { unreachable!("checked above") };
         let mut fwd = Vec::with_capacity(n - 1);
         let mut rev = Vec::with_capacity(n - 1);
         for w in path.windows(2) {
-            let no_link =
-                || BuildError::NoLink(self.node_name(w[0]).into(), self.node_name(w[1]).into());
+            let no_link = || BuildError::NoLink(self.node_name(w[0]).into(), self.node_name(w[1]).into());
             fwd.push(self.port_toward(w[0], w[1]).ok_or_else(no_link)?);
             rev.push(self.port_toward(w[1], w[0]).ok_or_else(no_link)?);
         }
@@ -312,93 +321,46 @@ impl NetworkBuilder {
 
         // Forward: build from the destination back, so each hop knows the
         // next hop's slot.
-        let mut next = NextHop::Host {
-            host: dst,
-            vc: dst_vc,
-        };
+        let mut next = NextHop::Host { host: dst, vc: dst_vc };
         for i in (0..n - 1).rev() {
             let slot = self.ports[fwd[i].idx()].add_vc(PortVc::new(category, next));
             if i == 0 {
                 self.hosts[src.idx()].vcs[src_vc as usize].slot = slot;
             } else {
-                let NodeRef::Switch(sw) = path[i] else {
-                    unreachable!()
-                };
-                let route = VcRoute {
-                    out_port: fwd[i],
-                    out_label: labels[i],
-                };
-                self.switches[sw.idx()]
-                    .vc_table
-                    .insert((fwd[i - 1], labels[i - 1]), route);
+                let NodeRef::Switch(sw) = path[i] else { unreachable!() };
+                let route = VcRoute { out_port: fwd[i], out_label: labels[i] };
+                self.switches[sw.idx()].vc_table.insert((fwd[i - 1], labels[i - 1]), route);
             }
-            next = NextHop::Port {
-                port: fwd[i],
-                label: labels[i],
-                slot,
-            };
+            next = NextHop::Port { port: fwd[i], label: labels[i], slot };
         }
         // Reverse: rev[i] carries cells from path[i+1] to path[i].
-        let mut next = NextHop::Host {
-            host: src,
-            vc: src_vc,
-        };
+        let mut next = NextHop::Host { host: src, vc: src_vc };
         for i in 0..n - 1 {
             let slot = self.ports[rev[i].idx()].add_vc(PortVc::new(category, next));
             if i == n - 2 {
                 self.hosts[dst.idx()].vcs[dst_vc as usize].slot = slot;
             } else {
-                let NodeRef::Switch(sw) = path[i + 1] else {
-                    unreachable!()
-                };
-                let route = VcRoute {
-                    out_port: rev[i],
-                    out_label: labels[i],
-                };
-                self.switches[sw.idx()]
-                    .vc_table
-                    .insert((rev[i + 1], labels[i + 1]), route);
+                let NodeRef::Switch(sw) = path[i + 1] else { unreachable!() };
+                let route = VcRoute { out_port: rev[i], out_label: labels[i] };
+                self.switches[sw.idx()].vc_table.insert((rev[i + 1], labels[i + 1]), route);
             }
-            next = NextHop::Port {
-                port: rev[i],
-                label: labels[i],
-                slot,
-            };
+            next = NextHop::Port { port: rev[i], label: labels[i], slot };
         }
         rev.reverse();
         Ok(VcHandle {
-            src: VcEnd {
-                host: src,
-                vc: src_vc,
-            },
-            dst: VcEnd {
-                host: dst,
-                vc: dst_vc,
-            },
+            src: VcEnd { host: src, vc: src_vc },
+            dst: VcEnd { host: dst, vc: dst_vc },
             forward: fwd,
             reverse: rev,
         })
     }
 
-    fn pick_label(
-        &self,
-        fwd: PortId,
-        rev: PortId,
-        wanted: Option<VcLabel>,
-    ) -> Result<VcLabel, BuildError> {
-        let free =
-            |l: VcLabel| !self.labels.contains(&(fwd, l)) && !self.labels.contains(&(rev, l));
-        let (from, to) = self.ports[fwd.idx()]
-            .name
-            .split_once("->")
-            .expect("port names are from->to");
+    fn pick_label(&self, fwd: PortId, rev: PortId, wanted: Option<VcLabel>) -> Result<VcLabel, BuildError> {
+        let free = |l: VcLabel| !self.labels.contains(&(fwd, l)) && !self.labels.contains(&(rev, l));
+        let (from, to) = self.ports[fwd.idx()].name.split_once("->").expect("port names are from->to");
         match wanted {
             Some(l) if free(l) => Ok(l),
-            Some(l) => Err(BuildError::LabelInUse {
-                label: l,
-                from: from.into(),
-                to: to.into(),
-            }),
+            Some(l) => Err(BuildError::LabelInUse { label: l, from: from.into(), to: to.into() }),
             None => (32..=u16::MAX)
                 .map(|vci| VcLabel::new(0, vci))
                 .find(|l| free(*l))
@@ -408,11 +370,7 @@ impl NetworkBuilder {
 
     fn add_host_vc(&mut self, host: HostId, label: VcLabel) -> u32 {
         let h = &mut self.hosts[host.idx()];
-        h.vcs.push(HostVc {
-            label,
-            slot: 0,
-            reassembler: Reassembler::new(),
-        });
+        h.vcs.push(HostVc { label, slot: 0, reassembler: Reassembler::new() });
         h.vcs.len() as u32 - 1
     }
 
@@ -462,12 +420,7 @@ impl NetworkBuilder {
     }
 
     /// Adds a constant-rate UDP source over `vc`.
-    pub fn add_udp_cbr(
-        &mut self,
-        name: &str,
-        vc: &VcHandle,
-        p: CbrParams,
-    ) -> Result<FlowId, BuildError> {
+    pub fn add_udp_cbr(&mut self, name: &str, vc: &VcHandle, p: CbrParams) -> Result<FlowId, BuildError> {
         if p.max_payload.is_none_or(|m| p.payload <= m) {
             let what = format!("a UDP datagram ({} bytes of data)", p.payload);
             self.check_fits(vc.src, &what, p.payload + IPV4_HEADER + UDP_HEADER)?;

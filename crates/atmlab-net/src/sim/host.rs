@@ -49,13 +49,6 @@ pub struct Host {
 impl Host {
     /// A host with no link yet.
     pub fn new(name: String, mtu: u32, encapsulation: Encapsulation) -> Host {
-        Host {
-            name,
-            port: None,
-            mtu,
-            encapsulation,
-            vcs: Vec::new(),
-            stats: HostStats::default(),
-        }
+        Host { name, port: None, mtu, encapsulation, vcs: Vec::new(), stats: HostStats::default() }
     }
 }

@@ -31,11 +31,10 @@ mod results;
 mod timer;
 
 pub use apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
-pub use build::{BuildError, CbrParams, NetworkBuilder, NodeRef, VcHandle};
+pub use build::{BuildError, CbrParams, NetworkBuilder, NodeRef, SlotPhase, VcHandle};
 pub use host::{Host, HostStats, HostVc};
 pub use results::{
-    ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SimulationError,
-    UdpFlowResult,
+    ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SimulationError, UdpFlowResult,
 };
 
 use crate::aal5::{IPV4_HEADER, Reassembly, UDP_HEADER};
@@ -44,6 +43,7 @@ use crate::ids::{ConnId, FlowId, HostId, PortId};
 use crate::pdu::{Endpoint, Payload, PduTable};
 use crate::tcp::TcpSegment;
 use atmlab_engine::{Duration, EventClass, EventQueue, RngStreams, SimTime};
+use rand::RngExt;
 use timer::Firing;
 
 const ARRIVAL: EventClass = EventClass(0);
@@ -102,11 +102,7 @@ pub struct Simulation {
 impl Simulation {
     fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
         Self::plan(&mut b);
-        let port_is_switch = b
-            .port_owner
-            .iter()
-            .map(|o| matches!(o, NodeRef::Switch(_)))
-            .collect();
+        let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
         let mut sim = Simulation {
             meta,
             now: SimTime::ZERO,
@@ -127,8 +123,7 @@ impl Simulation {
             rng: b.rng,
         };
         for (i, c) in sim.conns.iter().enumerate() {
-            sim.queue
-                .push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
+            sim.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
         }
         for (i, f) in sim.flows.iter().enumerate() {
             if let Some(t) = f.due(0) {
@@ -144,6 +139,13 @@ impl Simulation {
     /// elision off every port is slotted and every cell-hop is an event: the
     /// reference the optimised runs are tested against.
     fn plan(b: &mut NetworkBuilder) {
+        if b.slot_phase == SlotPhase::Random {
+            for port in &mut b.ports {
+                let mut rng = b.rng.stream(&format!("link:{}:phase", port.name));
+                let phase = rng.random_range(0..port.rate.cell_time().as_ps());
+                port.set_slot_phase(SimTime::from_ps(phase));
+            }
+        }
         let elide = b.event_elision;
         for p in &mut b.ports {
             p.finalize(elide);
@@ -165,8 +167,7 @@ impl Simulation {
         for (i, port) in b.ports.iter_mut().enumerate() {
             port.set_to_host(elide && matches!(b.port_peer[i], NodeRef::Host(_)));
             for vc in &mut port.vcs {
-                vc.eager =
-                    matches!(vc.next, NextHop::Port { port: q, .. } if eager_target[q.idx()]);
+                vc.eager = matches!(vc.next, NextHop::Port { port: q, .. } if eager_target[q.idx()]);
             }
         }
     }
@@ -253,22 +254,11 @@ impl Simulation {
     fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
         let vc = &self.ports[p.idx()].vcs[cell.slot as usize];
         if vc.eager && arrival < self.end {
-            let NextHop::Port { port, label, slot } = vc.next else {
-                unreachable!("eager hops lead to ports")
-            };
+            let NextHop::Port { port, label, slot } = vc.next else { unreachable!("eager hops lead to ports") };
             self.cell_hops += 1;
-            self.offer_at(
-                port,
-                arrival,
-                Cell {
-                    label,
-                    slot,
-                    ..cell
-                },
-            );
+            self.offer_at(port, arrival, Cell { label, slot, ..cell });
         } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
-            self.queue
-                .push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
     }
 
@@ -279,8 +269,7 @@ impl Simulation {
             loop {
                 let (_, cell) = self.ports[p.idx()].take_arrival();
                 self.cell_hops += 1;
-                let NextHop::Host { host, vc } = self.ports[p.idx()].vcs[cell.slot as usize].next
-                else {
+                let NextHop::Host { host, vc } = self.ports[p.idx()].vcs[cell.slot as usize].next else {
                     unreachable!("a link into a host carries host-bound cells")
                 };
                 self.host_receive(host, vc, cell);
@@ -289,8 +278,7 @@ impl Simulation {
                 }
             }
             if let Some(t) = self.ports[p.idx()].next_frame_end() {
-                self.queue
-                    .push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+                self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
             }
             return;
         }
@@ -298,20 +286,11 @@ impl Simulation {
         let (_, cell) = port.take_arrival();
         let hop = port.vcs[cell.slot as usize].next;
         if let Some(t) = port.next_arrival() {
-            self.queue
-                .push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
         self.cell_hops += 1;
         match hop {
-            NextHop::Port { port, label, slot } => self.offer_at(
-                port,
-                self.now,
-                Cell {
-                    label,
-                    slot,
-                    ..cell
-                },
-            ),
+            NextHop::Port { port, label, slot } => self.offer_at(port, self.now, Cell { label, slot, ..cell }),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
         }
     }
@@ -356,11 +335,7 @@ impl Simulation {
                 let conn = &mut self.conns[c as usize];
                 let mut out = std::mem::take(&mut self.scratch);
                 conn.receiver.on_segment(self.now, &seg, &mut out);
-                if conn.completed_at.is_none()
-                    && conn
-                        .bytes
-                        .is_some_and(|b| conn.receiver.stats.bytes_delivered >= b)
-                {
+                if conn.completed_at.is_none() && conn.bytes.is_some_and(|b| conn.receiver.stats.bytes_delivered >= b) {
                     conn.completed_at = Some(self.now);
                 }
                 self.send_tcp(ConnId(c), false, &mut out);
@@ -369,9 +344,7 @@ impl Simulation {
             }
             (Endpoint::TcpSender(c), Payload::Tcp(seg)) => {
                 let mut out = std::mem::take(&mut self.scratch);
-                self.conns[c as usize]
-                    .sender
-                    .on_segment(self.now, &seg, &mut out);
+                self.conns[c as usize].sender.on_segment(self.now, &seg, &mut out);
                 self.send_tcp(ConnId(c), true, &mut out);
                 self.scratch = out;
                 self.sync_timer(ConnId(c), TcpTimer::Retransmit);
@@ -392,11 +365,8 @@ impl Simulation {
     /// receiver's end, and empties `out`.
     fn send_tcp(&mut self, c: ConnId, forward: bool, out: &mut Vec<TcpSegment>) {
         let conn = &self.conns[c.idx()];
-        let (end, dest) = if forward {
-            (conn.src, Endpoint::TcpReceiver(c.0))
-        } else {
-            (conn.dst, Endpoint::TcpSender(c.0))
-        };
+        let (end, dest) =
+            if forward { (conn.src, Endpoint::TcpReceiver(c.0)) } else { (conn.dst, Endpoint::TcpSender(c.0)) };
         for seg in out.drain(..) {
             let bytes = IPV4_HEADER + seg.header_len() + seg.len;
             self.send_datagram(end, dest, Payload::Tcp(seg), bytes);
@@ -415,17 +385,7 @@ impl Simulation {
         self.cells_created += u64::from(cells);
         for i in 1..=cells {
             let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-            self.offer_at(
-                port,
-                self.now,
-                Cell {
-                    label,
-                    pdu,
-                    pti,
-                    clp: false,
-                    slot,
-                },
-            );
+            self.offer_at(port, self.now, Cell { label, pdu, pti, clp: false, slot });
         }
     }
 
@@ -436,8 +396,7 @@ impl Simulation {
             TcpTimer::DelayedAck => conn.delack_timer.set(conn.receiver.delack_deadline()),
         };
         if let Some((t, generation)) = scheduled {
-            self.queue
-                .push(t, APP, Event::TcpTimer(c, which, generation));
+            self.queue.push(t, APP, Event::TcpTimer(c, which, generation));
         }
     }
 
@@ -484,12 +443,7 @@ impl Simulation {
         if let Some(t) = flow.due(k + 1) {
             self.queue.push(t, APP, Event::UdpSend(f, k + 1));
         }
-        self.send_datagram(
-            src,
-            Endpoint::UdpSink(f.0),
-            Payload::Udp { len, seq: k },
-            len + UDP_HEADER + IPV4_HEADER,
-        );
+        self.send_datagram(src, Endpoint::UdpSink(f.0), Payload::Udp { len, seq: k }, len + UDP_HEADER + IPV4_HEADER);
     }
 }
 

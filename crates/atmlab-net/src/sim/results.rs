@@ -220,31 +220,21 @@ impl Simulation {
         let goodputs: Vec<f64> = connections.iter().map(|c| c.goodput_bps).collect();
         let tcp_goodput_bps: f64 = goodputs.iter().sum();
 
-        let efficiency_basis = self
-            .efficiency_port
-            .filter(|_| !self.conns.is_empty())
-            .map(|p| {
-                let port = &self.ports[p.idx()];
-                let payload_fraction = self
-                    .conns
-                    .iter()
-                    .map(|c| {
-                        tcp_payload_efficiency(
-                            c.sender.config().mss,
-                            self.hosts[c.src.host.idx()].encapsulation,
-                        )
-                    })
-                    .fold(0.0, f64::max);
-                EfficiencyBasis {
-                    link: port.name.clone(),
-                    link_rate_bps: port.rate.bps(),
-                    payload_fraction,
-                    max_goodput_bps: port.rate.bps() as f64 * payload_fraction,
-                }
-            });
-        let efficiency = efficiency_basis
-            .as_ref()
-            .map(|b| tcp_goodput_bps / b.max_goodput_bps);
+        let efficiency_basis = self.efficiency_port.filter(|_| !self.conns.is_empty()).map(|p| {
+            let port = &self.ports[p.idx()];
+            let payload_fraction = self
+                .conns
+                .iter()
+                .map(|c| tcp_payload_efficiency(c.sender.config().mss, self.hosts[c.src.host.idx()].encapsulation))
+                .fold(0.0, f64::max);
+            EfficiencyBasis {
+                link: port.name.clone(),
+                link_rate_bps: port.rate.bps(),
+                payload_fraction,
+                max_goodput_bps: port.rate.bps() as f64 * payload_fraction,
+            }
+        });
+        let efficiency = efficiency_basis.as_ref().map(|b| tcp_goodput_bps / b.max_goodput_bps);
 
         let udp_flows = self
             .flows
@@ -288,15 +278,12 @@ impl Simulation {
                 }
             })
             .collect();
-        let (offered, dropped) = ports
-            .iter()
-            .filter(|p| p.kind == "switch")
-            .fold((0, 0), |(o, d), p| (o + p.cells_in, d + p.dropped));
+        let (offered, dropped) =
+            ports.iter().filter(|p| p.kind == "switch").fold((0, 0), |(o, d), p| (o + p.cells_in, d + p.dropped));
 
         let counts = self.pdus.counts();
-        let (discarded, dead) = self.hosts.iter().fold((0, 0), |(f, c), h| {
-            (f + h.stats.frames_discarded, c + h.stats.dead_cells)
-        });
+        let (discarded, dead) =
+            self.hosts.iter().fold((0, 0), |(f, c), h| (f + h.stats.frames_discarded, c + h.stats.dead_cells));
         Ok(RunResult {
             scenario: self.meta.scenario.clone(),
             seed: self.meta.seed,
@@ -306,11 +293,7 @@ impl Simulation {
             fairness: jain_fairness(&goodputs),
             efficiency_basis,
             tcp_goodput_bps,
-            cell_loss_ratio: if offered == 0 {
-                0.0
-            } else {
-                dropped as f64 / offered as f64
-            },
+            cell_loss_ratio: if offered == 0 { 0.0 } else { dropped as f64 / offered as f64 },
             switch_cells_offered: offered,
             switch_cells_dropped: dropped,
             frames: FrameCounts {
@@ -333,10 +316,7 @@ impl Simulation {
     /// delivered).
     fn udp_in_flight(&self, f: u32) -> u64 {
         let target = crate::pdu::Endpoint::UdpSink(f);
-        self.pdus
-            .live()
-            .filter(|p| p.dest == target && !p.is_delivered())
-            .count() as u64
+        self.pdus.live().filter(|p| p.dest == target && !p.is_delivered()).count() as u64
     }
 
     /// Cells offered to every port = sent + dropped + queued, and every cell

@@ -21,50 +21,24 @@ pub(crate) fn switch_port(buffer: u32) -> PortConfig {
 }
 
 /// N sources -> sw1 -> sw2 -> N destinations, as in 97-0424 Fig. 3.
-pub(crate) fn nsource(
-    n: usize,
-    delay: Duration,
-    buffer: u32,
-    tcp: &TcpConfig,
-    seconds: u64,
-) -> Simulation {
+pub(crate) fn nsource(n: usize, delay: Duration, buffer: u32, tcp: &TcpConfig, seconds: u64) -> Simulation {
     nsource_with(n, delay, buffer, tcp, seconds, true)
 }
 
-fn nsource_with(
-    n: usize,
-    delay: Duration,
-    buffer: u32,
-    tcp: &TcpConfig,
-    seconds: u64,
-    pipelining: bool,
-) -> Simulation {
+fn nsource_with(n: usize, delay: Duration, buffer: u32, tcp: &TcpConfig, seconds: u64, pipelining: bool) -> Simulation {
     let mut b = NetworkBuilder::new(RngStreams::new(1, 0));
     b.set_event_elision(pipelining);
     let sw1 = NodeRef::Switch(b.add_switch("sw1"));
     let sw2 = NodeRef::Switch(b.add_switch("sw2"));
     let host = PortConfig::host_adapter;
-    b.add_link(
-        sw1,
-        sw2,
-        oc3(),
-        delay,
-        switch_port(buffer),
-        switch_port(buffer),
-    )
-    .unwrap();
+    b.add_link(sw1, sw2, oc3(), delay, switch_port(buffer), switch_port(buffer)).unwrap();
     for i in 0..n {
         let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
         let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
-        b.add_link(s, sw1, oc3(), delay, host(), switch_port(buffer))
-            .unwrap();
-        b.add_link(sw2, d, oc3(), delay, switch_port(buffer), host())
-            .unwrap();
-        let vc = b
-            .add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None)
-            .unwrap();
-        b.add_tcp(&format!("tcp{i}"), &vc, tcp.clone(), SimTime::ZERO, None)
-            .unwrap();
+        b.add_link(s, sw1, oc3(), delay, host(), switch_port(buffer)).unwrap();
+        b.add_link(sw2, d, oc3(), delay, switch_port(buffer), host()).unwrap();
+        let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
+        b.add_tcp(&format!("tcp{i}"), &vc, tcp.clone(), SimTime::ZERO, None).unwrap();
     }
     let p = b.port_toward(sw1, sw2).unwrap();
     b.set_efficiency_port(p);
@@ -75,24 +49,14 @@ fn nsource_with(
 fn test_single_connection_reaches_the_payload_ceiling() {
     // One TCP alone, window far above the bandwidth-delay product: the
     // bottleneck runs full and goodput is 99%+ of 125.2 Mbit/s.
-    let tcp = TcpConfig {
-        window: 1 << 20,
-        ..TcpConfig::classic()
-    };
-    let r = nsource(1, Duration::from_us(5), 100_000, &tcp, 2)
-        .run()
-        .unwrap();
+    let tcp = TcpConfig { window: 1 << 20, ..TcpConfig::classic() };
+    let r = nsource(1, Duration::from_us(5), 100_000, &tcp, 2).run().unwrap();
     let c = &r.connections[0];
     assert_eq!(c.timeouts + c.retransmitted_segments, 0, "{c:?}");
     let ceiling = 155.52e6 * 512.0 / 636.0;
     // Steady state: the whole run minus slow start (a few ms) is at the
     // ceiling; over 2 s that is well above 99%.
-    assert!(
-        c.goodput_bps > 0.99 * ceiling,
-        "goodput {} vs ceiling {}",
-        c.goodput_bps,
-        ceiling
-    );
+    assert!(c.goodput_bps > 0.99 * ceiling, "goodput {} vs ceiling {}", c.goodput_bps, ceiling);
     assert!(r.efficiency.unwrap() <= 1.0);
 }
 
@@ -101,13 +65,8 @@ fn test_window_limited_connection_gets_window_over_rtt() {
     // WAN: 3 links of 5 ms. A 64 KB window over a 30 ms RTT is far below the
     // link rate, so throughput = window / RTT (the RTT includes the
     // transmission of one window's first segment and of the ACK).
-    let tcp = TcpConfig {
-        window: 65_535,
-        ..TcpConfig::classic()
-    };
-    let r = nsource(1, Duration::from_ms(5), 100_000, &tcp, 20)
-        .run()
-        .unwrap();
+    let tcp = TcpConfig { window: 65_535, ..TcpConfig::classic() };
+    let r = nsource(1, Duration::from_ms(5), 100_000, &tcp, 20).run().unwrap();
     let c = &r.connections[0];
     let window = (65_535 / 512 * 512) as f64; // full segments only
     let cell = 424.0 / 155.52e6;
@@ -117,33 +76,17 @@ fn test_window_limited_connection_gets_window_over_rtt() {
     // measuring the rate over the run minus the ramp.
     let ramp = 8.0 * rtt;
     let steady = c.bytes_delivered as f64 * 8.0 / (20.0 - ramp);
-    assert!(
-        (steady / expected - 1.0).abs() < 0.02,
-        "steady {steady} vs window/RTT {expected}"
-    );
+    assert!((steady / expected - 1.0).abs() < 0.02, "steady {steady} vs window/RTT {expected}");
 }
 
 #[test]
 fn test_congested_run_conserves_cells_and_is_deterministic() {
-    let tcp = TcpConfig {
-        variant: TcpVariant::Reno,
-        ..TcpConfig::classic()
-    };
-    let a = nsource(5, Duration::from_us(5), 1000, &tcp, 1)
-        .run()
-        .unwrap();
-    let b = nsource(5, Duration::from_us(5), 1000, &tcp, 1)
-        .run()
-        .unwrap();
+    let tcp = TcpConfig { variant: TcpVariant::Reno, ..TcpConfig::classic() };
+    let a = nsource(5, Duration::from_us(5), 1000, &tcp, 1).run().unwrap();
+    let b = nsource(5, Duration::from_us(5), 1000, &tcp, 1).run().unwrap();
     assert_eq!(a, b);
     assert!(a.switch_cells_dropped > 0, "the 1000-cell buffer overflows");
-    assert!(
-        a.connections
-            .iter()
-            .map(|c| c.retransmitted_segments)
-            .sum::<u64>()
-            > 0
-    );
+    assert!(a.connections.iter().map(|c| c.retransmitted_segments).sum::<u64>() > 0);
     assert!(a.efficiency.unwrap() > 0.3 && a.efficiency.unwrap() <= 1.0);
 }
 
@@ -157,17 +100,11 @@ fn test_event_elision_gives_the_same_run_as_the_reference() {
         (Duration::from_us(5), 300, TcpVariant::Tahoe),
         (Duration::from_ms(1), 2000, TcpVariant::Vanilla),
     ] {
-        let tcp = TcpConfig {
-            variant,
-            ..TcpConfig::classic()
-        };
+        let tcp = TcpConfig { variant, ..TcpConfig::classic() };
         let fast = nsource_with(5, delay, buffer, &tcp, 1, true);
         let slow = nsource_with(5, delay, buffer, &tcp, 1, false);
         use crate::atm::PortMode;
-        assert!(
-            fast.ports().iter().all(|p| p.mode() == PortMode::Pipelined),
-            "all ports are FIFOs here"
-        );
+        assert!(fast.ports().iter().all(|p| p.mode() == PortMode::Pipelined), "all ports are FIFOs here");
         assert!(slow.ports().iter().all(|p| p.mode() == PortMode::Slotted));
         let mut a = fast.run().unwrap();
         let mut b = slow.run().unwrap();

@@ -81,9 +81,7 @@ mod tests {
         assert_eq!(at, t(10));
         assert_eq!(timer.set(Some(t(20))), None);
         assert_eq!(timer.set(Some(t(30))), None);
-        let Firing::Rearm(at2, g2) = timer.fire(t(10), g) else {
-            panic!()
-        };
+        let Firing::Rearm(at2, g2) = timer.fire(t(10), g) else { panic!() };
         assert_eq!(at2, t(30));
         assert_eq!(timer.fire(t(30), g2), Firing::Due);
     }

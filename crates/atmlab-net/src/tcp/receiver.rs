@@ -87,8 +87,7 @@ impl TcpReceiver {
                 if seg.flags.contains(TcpFlags::SYN) {
                     self.rcv_nxt = seg.seq + 1;
                     // RFC 1323: scaling is on only if both ends offer it.
-                    self.scaling =
-                        self.cfg.offers_window_scale() && seg.options.window_scale.is_some();
+                    self.scaling = self.cfg.offers_window_scale() && seg.options.window_scale.is_some();
                     if self.scaling {
                         self.rcv_scale = self.cfg.window_shift();
                     }

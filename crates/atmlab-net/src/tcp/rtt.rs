@@ -51,14 +51,7 @@ impl RttEstimator {
     /// A fresh estimator.
     pub fn new(cfg: RtoConfig) -> RttEstimator {
         assert!(!cfg.tick.is_zero(), "the timer tick must be positive");
-        RttEstimator {
-            cfg,
-            srtt: 0,
-            rttvar: 0,
-            rtxcur: cfg.initial_rto,
-            backoff: 1,
-            samples: 0,
-        }
+        RttEstimator { cfg, srtt: 0, rttvar: 0, rtxcur: cfg.initial_rto, backoff: 1, samples: 0 }
     }
 
     /// Takes the sample `rtt` of a segment sent at `sent_at`.
@@ -90,8 +83,7 @@ impl RttEstimator {
             self.srtt = m << SRTT_SHIFT;
             self.rttvar = m << (RTTVAR_SHIFT - 1);
         }
-        let ticks =
-            ((self.rttvar << (RTTVAR_EXP + SRTT_SHIFT - RTTVAR_SHIFT)) + self.srtt) >> SRTT_SHIFT;
+        let ticks = ((self.rttvar << (RTTVAR_EXP + SRTT_SHIFT - RTTVAR_SHIFT)) + self.srtt) >> SRTT_SHIFT;
         self.rtxcur = self.cfg.tick.saturating_mul(ticks as u64);
     }
 
@@ -161,15 +153,7 @@ mod tests {
     #[test]
     fn test_rto_arithmetic_matches_the_bsd_vector() {
         // algorithms.md s7.8: samples 3,5,2,2,2,2,8 ticks
-        let expected = [
-            (24, 6, 9),
-            (26, 7, 10),
-            (25, 7, 10),
-            (24, 7, 10),
-            (23, 7, 9),
-            (23, 6, 8),
-            (29, 11, 14),
-        ];
+        let expected = [(24, 6, 9), (26, 7, 10), (25, 7, 10), (24, 7, 10), (23, 7, 9), (23, 6, 8), (29, 11, 14)];
         let mut e = est();
         for (m, (srtt, rttvar, rto)) in [3, 5, 2, 2, 2, 2, 8].into_iter().zip(expected) {
             e.sample_ticks(m);
@@ -196,10 +180,7 @@ mod tests {
     fn test_sample_counts_tick_boundaries_crossed() {
         let mut e = est();
         // 30 us sent 10 us before a tick boundary: one boundary crossed -> m = 1
-        e.sample(
-            Duration::from_us(30),
-            SimTime::from_ps(Duration::from_ms(100).as_ps() - 10_000_000),
-        );
+        e.sample(Duration::from_us(30), SimTime::from_ps(Duration::from_ms(100).as_ps() - 10_000_000));
         assert_eq!(e.scaled(), (8, 2));
         let mut e = est();
         // 250 ms sent at a boundary: m = 2
@@ -221,11 +202,7 @@ mod tests {
         assert_eq!(e.scaled().0, 0, "srtt folded into rttvar beyond backoff 8");
         assert_eq!(e.rto(), Duration::from_ms(600 * 64), "6 ticks x 64");
         e.sample_ticks(20); // srtt restarts: 20 + 4 * 10 = 60 ticks
-        assert_eq!(
-            e.rto(),
-            Duration::from_secs(6 * 64).min(Duration::from_secs(64)),
-            "clamped to max_rto"
-        );
+        assert_eq!(e.rto(), Duration::from_secs(6 * 64).min(Duration::from_secs(64)), "clamped to max_rto");
     }
 
     #[test]

@@ -132,11 +132,7 @@ mod tests {
 
     #[test]
     fn test_option_lengths_are_padded() {
-        let syn = TcpOptions {
-            mss: Some(512),
-            window_scale: Some(4),
-            ..TcpOptions::default()
-        };
+        let syn = TcpOptions { mss: Some(512), window_scale: Some(4), ..TcpOptions::default() };
         assert_eq!(syn.len(), 8); // 4 + 3 -> 8
         let mut sack = TcpOptions::default();
         sack.sack.push(10, 20);

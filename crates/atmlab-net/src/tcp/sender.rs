@@ -154,10 +154,7 @@ impl TcpSender {
     fn send_syn(&self, out: &mut Vec<TcpSegment>) {
         let options = TcpOptions {
             mss: Some(self.cfg.mss.min(65_535) as u16),
-            window_scale: self
-                .cfg
-                .offers_window_scale()
-                .then(|| self.cfg.window_shift()),
+            window_scale: self.cfg.offers_window_scale().then(|| self.cfg.window_shift()),
             ..TcpOptions::default()
         };
         out.push(TcpSegment {
@@ -359,11 +356,7 @@ impl TcpSender {
     }
 
     fn arm(&mut self, now: SimTime) {
-        self.rto_deadline = Some(
-            self.cfg
-                .rto_timer
-                .expiry(now, self.rtt.rto(), self.cfg.rto.tick),
-        );
+        self.rto_deadline = Some(self.cfg.rto_timer.expiry(now, self.rtt.rto(), self.cfg.rto.tick));
     }
 
     /// Sends what the window allows.

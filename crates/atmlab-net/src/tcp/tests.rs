@@ -8,10 +8,7 @@ use atmlab_engine::{Duration, SimTime};
 const MSS: u64 = 512;
 
 fn cfg(variant: TcpVariant) -> TcpConfig {
-    TcpConfig {
-        variant,
-        ..TcpConfig::classic()
-    }
+    TcpConfig { variant, ..TcpConfig::classic() }
 }
 
 struct Pair {
@@ -24,11 +21,7 @@ impl Pair {
     /// An established connection; returns it with the first data segment(s)
     /// the sender emitted after the handshake.
     fn established(cfg: TcpConfig) -> (Pair, Vec<TcpSegment>) {
-        let mut p = Pair {
-            now: SimTime::ZERO,
-            tx: TcpSender::new(cfg.clone(), None),
-            rx: TcpReceiver::new(cfg),
-        };
+        let mut p = Pair { now: SimTime::ZERO, tx: TcpSender::new(cfg.clone(), None), rx: TcpReceiver::new(cfg) };
         let mut out = Vec::new();
         p.tx.connect(p.now, &mut out);
         let syn = out.pop().unwrap();
@@ -82,10 +75,7 @@ fn data(segs: &[TcpSegment]) -> Vec<TcpSegment> {
 
 #[test]
 fn test_handshake_negotiates_mss_and_window_scale() {
-    let c = TcpConfig {
-        window: 600_000,
-        ..cfg(TcpVariant::Reno)
-    };
+    let c = TcpConfig { window: 600_000, ..cfg(TcpVariant::Reno) };
     assert_eq!(c.window_shift(), 4); // 600000 >> 4 = 37500 <= 65535
     let (p, first) = Pair::established(c);
     assert_eq!(p.tx.mss(), 512);
@@ -140,10 +130,7 @@ fn test_reno_single_loss_vector() {
         new_data.extend(p.deliver_to_tx(std::slice::from_ref(a)));
     }
     assert_eq!(new_data.len(), 7);
-    assert!(
-        new_data.iter().all(|s| s.seq >= lost.seq + 16 * MSS),
-        "only new data"
-    );
+    assert!(new_data.iter().all(|s| s.seq >= lost.seq + 16 * MSS), "only new data");
     // The retransmission arrives: one cumulative ACK for all 16 (+ the 7 new
     // ones are still in flight).
     p.tick(Duration::from_ms(1));
@@ -164,11 +151,7 @@ fn test_tahoe_single_loss_goes_back_n_from_one_segment() {
     assert_eq!(p.tx.ssthresh(), 8 * MSS);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].seq, lost.seq);
-    assert_eq!(
-        p.tx.snd_nxt(),
-        lost.seq + MSS,
-        "go-back-N restarts at the loss"
-    );
+    assert_eq!(p.tx.snd_nxt(), lost.seq + MSS, "go-back-N restarts at the loss");
     // Further dup ACKs do nothing.
     assert!(p.deliver_to_tx(&dupacks[3..]).is_empty());
 }
@@ -198,14 +181,8 @@ fn test_timer_is_tick_aligned_two_to_three_ticks() {
     p.deliver_to_tx(&acks);
     let set_at = p.now;
     let d = p.tx.rto_deadline().unwrap() - set_at;
-    assert!(
-        d > Duration::from_ms(200) && d <= Duration::from_ms(300),
-        "{d}"
-    );
-    assert_eq!(
-        p.tx.rto_deadline().unwrap().as_ps() % Duration::from_ms(100).as_ps(),
-        0
-    );
+    assert!(d > Duration::from_ms(200) && d <= Duration::from_ms(300), "{d}");
+    assert_eq!(p.tx.rto_deadline().unwrap().as_ps() % Duration::from_ms(100).as_ps(), 0);
 }
 
 #[test]
@@ -220,11 +197,7 @@ fn test_karn_ack_of_retransmission_neither_samples_nor_resets_backoff() {
     p.tick(Duration::from_ms(1));
     let acks = p.deliver_to_rx(&out);
     let more = p.deliver_to_tx(&acks);
-    assert_eq!(
-        p.tx.rtt().samples(),
-        samples,
-        "no sample from a retransmission"
-    );
+    assert_eq!(p.tx.rtt().samples(), samples, "no sample from a retransmission");
     assert_eq!(p.tx.rtt().backoff(), 2, "backoff kept");
     // New data is timed; its ACK resets the backoff.
     p.tick(Duration::from_ms(1));
@@ -248,10 +221,7 @@ fn test_cwnd_never_below_one_segment_nor_ssthresh_below_two() {
 
 #[test]
 fn test_delayed_ack_every_second_segment() {
-    let c = TcpConfig {
-        delayed_ack: true,
-        ..cfg(TcpVariant::Reno)
-    };
+    let c = TcpConfig { delayed_ack: true, ..cfg(TcpVariant::Reno) };
     let (mut p, first) = Pair::established(c);
     let mut acks = p.deliver_to_rx(&first);
     assert!(acks.is_empty(), "a lone segment waits");
@@ -263,13 +233,7 @@ fn test_delayed_ack_every_second_segment() {
     p.rx.on_delack_timeout(&mut acks);
     assert_eq!(acks.len(), 1);
     // Ten back-to-back in-order segments: five ACKs, each on the even one.
-    let segs: Vec<_> = (0..10)
-        .map(|i| TcpSegment {
-            seq: 1 + MSS * (1 + i),
-            len: MSS as u32,
-            ..first[0]
-        })
-        .collect();
+    let segs: Vec<_> = (0..10).map(|i| TcpSegment { seq: 1 + MSS * (1 + i), len: MSS as u32, ..first[0] }).collect();
     let mut acks = Vec::new();
     for (i, s) in segs.iter().enumerate() {
         let before = acks.len();
@@ -282,25 +246,13 @@ fn test_delayed_ack_every_second_segment() {
 #[test]
 fn test_receiver_acks_out_of_order_at_once_and_fills_gaps() {
     let (mut p, first) = Pair::established(cfg(TcpVariant::Reno));
-    let seg = |i: u64| TcpSegment {
-        seq: 1 + MSS * i,
-        len: MSS as u32,
-        ..first[0]
-    };
+    let seg = |i: u64| TcpSegment { seq: 1 + MSS * i, len: MSS as u32, ..first[0] };
     let acks = p.deliver_to_rx(&[seg(1), seg(3), seg(2)]);
     let nums: Vec<_> = acks.iter().map(|a| a.ack).collect();
-    assert_eq!(
-        nums,
-        vec![1, 1, 1],
-        "segment 0 missing: three duplicate ACKs"
-    );
+    assert_eq!(nums, vec![1, 1, 1], "segment 0 missing: three duplicate ACKs");
     assert_eq!(p.rx.out_of_order(), &[(1 + MSS, 1 + 4 * MSS)]);
     let acks = p.deliver_to_rx(&[seg(0)]);
-    assert_eq!(
-        acks[0].ack,
-        1 + 4 * MSS,
-        "the gap filled: everything acknowledged"
-    );
+    assert_eq!(acks[0].ack, 1 + 4 * MSS, "the gap filled: everything acknowledged");
     assert_eq!(p.rx.stats.bytes_delivered, 4 * MSS);
     let acks = p.deliver_to_rx(&[seg(2)]);
     assert_eq!(acks[0].ack, 1 + 4 * MSS);
@@ -324,11 +276,7 @@ fn test_lost_syn_is_retransmitted_with_backoff() {
 #[test]
 fn test_finite_transfer_stops_at_its_end() {
     let c = cfg(TcpVariant::Reno);
-    let mut p = Pair {
-        now: SimTime::ZERO,
-        tx: TcpSender::new(c.clone(), Some(1000)),
-        rx: TcpReceiver::new(c),
-    };
+    let mut p = Pair { now: SimTime::ZERO, tx: TcpSender::new(c.clone(), Some(1000)), rx: TcpReceiver::new(c) };
     let mut out = Vec::new();
     p.tx.connect(p.now, &mut out);
     let mut segs = out;

@@ -1,0 +1,25 @@
+//! Runs a scenario file without Python, for profiling:
+//! `cargo run --release -p atmlab-scenario --example run -- FILE [SEED]`.
+#![allow(clippy::disallowed_methods)] // times the run with the wall clock
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: run FILE [SEED]");
+    let seed: Option<u64> = args.next().map(|s| s.parse().expect("SEED is an integer"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let sc = atmlab_scenario::parse_toml(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let sim = sc.build(seed.unwrap_or(sc.simulation.seed), 0).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let t = std::time::Instant::now();
+    let r = sim.run().expect("run");
+    let wall = t.elapsed().as_secs_f64();
+    println!(
+        "{}: efficiency {:?} fairness {:?}; {} cell-hops, {} events in {:.3} s = {:.2} M cell-hops/s",
+        r.scenario,
+        r.efficiency,
+        r.fairness,
+        r.cell_hops,
+        r.events,
+        wall,
+        r.cell_hops as f64 / wall / 1e6
+    );
+}

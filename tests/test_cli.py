@@ -1,0 +1,96 @@
+"""The command line, as a user runs it: summaries, JSON, and clean errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_run_prints_a_summary(cli):
+    p = cli("run", "scenarios/nsource_lan.toml")
+    assert p.returncode == 0, p.stderr
+    assert "efficiency" in p.stdout and "fairness" in p.stdout
+    assert "tcp0" in p.stdout and "sw1->sw2" in p.stdout
+
+
+def test_run_json_is_byte_identical_for_the_same_seed(cli):
+    a = cli("run", "nsource_lan", "--json", "--seed", "7")
+    b = cli("run", "nsource_lan", "--json", "--seed", "7")
+    assert a.returncode == 0, a.stderr
+    assert a.stdout == b.stdout
+    doc = json.loads(a.stdout)
+    assert {"efficiency", "fairness", "connections"} <= doc.keys()
+    assert doc["seed"] == 7
+    assert len(doc["connections"]) == 5
+
+
+def test_validate(cli):
+    p = cli("validate", "nsource_wan")
+    assert p.returncode == 0
+    assert "ok" in p.stdout and "10 hosts" in p.stdout
+
+
+def test_scenarios_lists_bundled(cli):
+    p = cli("scenarios")
+    assert "nsource_lan" in p.stdout and "nsource_wan" in p.stdout
+
+
+BAD_INPUTS = {
+    "missing file": (None, "no such file"),
+    "malformed TOML": ("[simulation\nduration = ", "malformed TOML"),
+    "unknown key": ('[simulation]\nduration = "1 s"\ncolour = "red"\n', "unknown field `colour`"),
+    "negative rate": (
+        '[simulation]\nduration = "1 s"\n[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n'
+        '[[links]]\nbetween = ["a", "b"]\nrate = "-5 Mbit/s"\ndelay = "1 us"\n',
+        "links[0].rate",
+    ),
+    "zero-cell buffer": (
+        '[simulation]\nduration = "1 s"\n[[hosts]]\nname = "a"\n[[switches]]\nname = "s"\n'
+        'port = { buffer = "0 cells" }\n[[links]]\nbetween = ["a", "s"]\nrate = "1 Mbit/s"\ndelay = "1 us"\n',
+        "switches[0].port.buffer: must be at least 1 cell",
+    ),
+    "VC to a non-existent port": (
+        '[simulation]\nduration = "1 s"\n[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n[[switches]]\nname = "s"\n'
+        'port = { buffer = "10 cells" }\n[[links]]\nbetween = ["a", "s"]\nrate = "1 Mbit/s"\ndelay = "1 us"\n'
+        '[[vcs]]\nname = "v"\npath = ["a", "s", "b"]\n',
+        "vcs[0].path: no link between s and b",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_bad_input_is_one_clear_error_line(cli, tmp_path, case, command):
+    text, words = BAD_INPUTS[case]
+    path = tmp_path / "scenario.toml"
+    if text is not None:
+        path.write_text(text)
+    p = cli(command, str(path))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and "panicked" not in p.stderr
+    assert words in p.stderr, p.stderr
+    assert str(path) in p.stderr
+    assert p.stderr.strip().startswith("error:")
+
+
+def test_bad_options_are_usage_errors(cli):
+    p = cli("run", "nsource_lan", "--seed", "-3")
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    p = cli("reproduce", "nonsense")
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+
+
+def test_bench_json_has_the_documented_shape(cli):
+    p = cli("bench", "--json", "--quick")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["build"] == "release"
+    assert doc["baseline"]["cell_hops_per_s"] > 1e6
+    for key in ("lan", "wan"):
+        s = doc["scenarios"][key]
+        assert s["cell_hops_per_s"] > 1e6
+        assert s["sim_s"] == {"lan": 10, "wan": 20}[key]
+        assert s["wall_s"] > 0
