@@ -99,3 +99,21 @@ def test_fairness_is_undefined_without_goodput(two_hosts):
     r = atmlab.run(two_hosts)
     assert r.fairness is None
     assert not math.isnan(r.cell_loss_ratio)
+
+
+def test_progress_is_reported_and_changes_nothing():
+    seen: list[float] = []
+    with_progress = atmlab.run("nsource_lan", seed=2, progress=seen.append)
+    plain = atmlab.run("nsource_lan", seed=2)
+    assert with_progress.to_json() == plain.to_json()
+    assert len(seen) == 99 and seen == sorted(seen)
+    assert seen[0] == pytest.approx(0.01) and seen[-1] == pytest.approx(0.99)
+
+
+def test_result_scalars_are_typed_attributes(two_hosts):
+    r = atmlab.run(two_hosts)
+    assert isinstance(r.cell_hops, int) and r.cell_hops == 600  # 300 cells x 2 links
+    assert isinstance(r.duration_s, float) and r.duration_s == 1.0
+    assert r.frames["sent"] == r.frames["delivered"] == 100
+    with pytest.raises(AttributeError):
+        r.no_such_metric  # noqa: B018

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import _core
 from .errors import SimulationError
 from .result import Result
 from .scenario import ScenarioLike, core_error, load
 
 
-def run(scenario: ScenarioLike, *, seed: int | None = None, replication: int = 0) -> Result:
+def run(
+    scenario: ScenarioLike,
+    *,
+    seed: int | None = None,
+    replication: int = 0,
+    progress: Callable[[float], object] | None = None,
+) -> Result:
     """Runs one scenario.
 
     ``scenario`` is a TOML file path, the name of a bundled scenario
     (``"nsource_lan"``) or a mapping with the same structure. ``seed``
     defaults to the scenario's ``simulation.seed``; runs with the same
-    scenario, seed and replication are identical bit for bit.
+    scenario, seed and replication are identical bit for bit. ``progress``,
+    if given, is called with the fraction of simulated time done (0 to 1).
 
     >>> r = run("nsource_lan")          # doctest: +SKIP
     >>> round(r.efficiency, 2)          # doctest: +SKIP
@@ -23,7 +32,7 @@ def run(scenario: ScenarioLike, *, seed: int | None = None, replication: int = 0
     if seed is not None and seed < 0:
         raise ValueError("seed must not be negative")
     try:
-        raw = _core.run(sc.to_json(), seed, replication)
+        raw = _core.run(sc.to_json(), seed, replication, progress)
     except _core.CoreScenarioError as e:
         raise core_error(sc.source, e) from None
     except _core.CoreSimulationError as e:

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import __version__, bench as bench_mod, reproduce as reproduce_mod
@@ -118,7 +119,14 @@ SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".jo
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def run(scenario: str, seed: int | None, replication: int, as_json: bool) -> None:
     sc = validate_scenario(scenario, seed=seed)
-    r = run_scenario(sc.data if sc.source == "<dict>" else sc.source, seed=seed, replication=replication)
+    if err.is_terminal:
+        with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            task = bar.add_task(f"simulating {sc.name}", total=1.0)
+            r = run_scenario(sc.source, seed=seed, replication=replication,
+                             progress=lambda f: bar.update(task, completed=f))
+    else:
+        r = run_scenario(sc.source, seed=seed, replication=replication)
     if as_json:
         click.echo(r.to_json(indent=2))
     else:

@@ -11,24 +11,69 @@ import pandas as pd
 
 
 class Result:
-    """What one run reported.
+    """What one run reported (see docs/models/metrics.md for every definition).
 
-    Scalars: ``efficiency``, ``fairness``, ``cell_loss_ratio``,
-    ``tcp_goodput_bps``, ``duration_s``, ``seed``, ``replication``,
-    ``scenario``. Tables (DataFrames, one row per item): ``connections``
-    (TCP), ``udp_flows``, ``ports``. ``frames`` is a dict of AAL5 frame
-    counts; ``raw`` the whole record.
+    Scalars are attributes; ``connections`` (TCP), ``udp_flows`` and
+    ``ports`` are DataFrames with one row per item, indexed by name; ``raw``
+    is the whole record and :meth:`to_json` its JSON text, identical for
+    identical runs.
     """
 
     def __init__(self, raw_json: str) -> None:
         self._json = raw_json
         self.raw: dict[str, Any] = json.loads(raw_json)
 
-    def __getattr__(self, key: str) -> Any:
-        raw = self.__dict__.get("raw", {})
-        if key in raw and not isinstance(raw[key], list):
-            return raw[key]
-        raise AttributeError(key)
+    # Identity of the run
+    @property
+    def scenario(self) -> str:
+        return str(self.raw["scenario"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.raw["seed"])
+
+    @property
+    def replication(self) -> int:
+        return int(self.raw["replication"])
+
+    @property
+    def duration_s(self) -> float:
+        """Simulated time, seconds."""
+        return float(self.raw["duration_s"])
+
+    # Run-level metrics
+    @property
+    def efficiency(self) -> float | None:
+        """Sum of TCP goodputs over the largest TCP payload rate of the
+        reference link (97-0424 s4.2); ``None`` without TCP."""
+        return self.raw["efficiency"]
+
+    @property
+    def fairness(self) -> float | None:
+        """Jain's index of the TCP goodputs; ``None`` when undefined."""
+        return self.raw["fairness"]
+
+    @property
+    def tcp_goodput_bps(self) -> float:
+        return float(self.raw["tcp_goodput_bps"])
+
+    @property
+    def cell_loss_ratio(self) -> float:
+        """Cells dropped / cells offered, at switch ports."""
+        return float(self.raw["cell_loss_ratio"])
+
+    @property
+    def frames(self) -> dict[str, int]:
+        """AAL5 frames sent, delivered, lost, in flight, discarded by receivers."""
+        return dict(self.raw["frames"])
+
+    @property
+    def cell_hops(self) -> int:
+        return int(self.raw["cell_hops"])
+
+    @property
+    def events(self) -> int:
+        return int(self.raw["events"])
 
     def __repr__(self) -> str:
         eff = "n/a" if self.efficiency is None else f"{self.efficiency:.3f}"
@@ -37,8 +82,7 @@ class Result:
                 f"efficiency={eff} fairness={fair} clr={self.cell_loss_ratio:.2e}>")
 
     def _table(self, key: str) -> pd.DataFrame:
-        rows = self.raw.get(key, [])
-        df = pd.DataFrame(rows)
+        df = pd.DataFrame(self.raw.get(key, []))
         if "name" in df.columns:
             df = df.set_index("name")
         return df

@@ -6,6 +6,7 @@
 //! (models) or in the Python package (files, CLI, tables, plots).
 #![allow(clippy::disallowed_methods)] // the benchmark entry points read the wall clock
 
+use atmlab_engine::SimTime;
 use atmlab_net::sim::Simulation;
 use atmlab_scenario::{ScenarioError, parse_json};
 use pyo3::create_exception;
@@ -26,12 +27,19 @@ fn build(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<S
     sc.build(seed, replication).map_err(scenario_err)
 }
 
-fn run_sim(py: Python<'_>, sim: Simulation) -> PyResult<(String, f64)> {
-    let (result, wall) = py.detach(move || {
-        let t = Instant::now();
-        let r = sim.run();
-        (r, t.elapsed().as_secs_f64())
-    });
+fn run_sim(py: Python<'_>, mut sim: Simulation, progress: Option<&Bound<'_, PyAny>>) -> PyResult<(String, f64)> {
+    let t = Instant::now();
+    if let Some(report) = progress {
+        // Advance in steps of 1% of simulated time, reporting between steps.
+        let end = sim.end().as_ps();
+        for i in 1..100u64 {
+            let until = SimTime::from_ps((u128::from(end) * u128::from(i) / 100) as u64);
+            py.detach(|| sim.advance(until));
+            report.call1((i as f64 / 100.0,))?;
+        }
+    }
+    let result = py.detach(move || sim.run());
+    let wall = t.elapsed().as_secs_f64();
     let result = result.map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
     let json = serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
     Ok((json, wall))
@@ -45,11 +53,18 @@ fn validate(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResul
 }
 
 /// Runs a scenario (JSON text); returns the result as JSON text.
+/// `progress`, if given, is called with the fraction of simulated time done.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, replication=0))]
-fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None))]
+fn run(
+    py: Python<'_>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    replication: u64,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let sim = build(scenario_json, seed, replication)?;
-    run_sim(py, sim).map(|(json, _)| json)
+    run_sim(py, sim, progress).map(|(json, _)| json)
 }
 
 /// Runs a scenario and times the run alone (not parsing or building):
@@ -58,7 +73,7 @@ fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, replication: u64)
 #[pyo3(signature = (scenario_json, seed=None))]
 fn bench_scenario(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<(String, f64)> {
     let sim = build(scenario_json, seed, 0)?;
-    run_sim(py, sim)
+    run_sim(py, sim, None)
 }
 
 /// Runs the bare event loop until `cells` cells are delivered: returns

@@ -197,8 +197,14 @@ impl Simulation {
         &self.conns
     }
 
+    /// When the run ends.
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
     /// Runs to the end and reports; fails if the cell accounting does not
-    /// balance.
+    /// balance. (To watch progress, call [`advance`](Self::advance) in steps
+    /// first; `run` finishes what is left.)
     pub fn run(mut self) -> Result<RunResult, SimulationError> {
         self.advance(self.end);
         self.now = self.end;
