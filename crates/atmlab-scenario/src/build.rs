@@ -10,7 +10,10 @@ use atmlab_net::atm::{
     AcceptancePolicy, Epd, PortConfig, Ppd, Queueing, SchedulerKind, ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
 use atmlab_net::ids::PortId;
-use atmlab_net::sim::{CbrParams, NetworkBuilder, NodeRef, RunMeta, Simulation, VcHandle};
+use atmlab_net::ids::{ConnId, FlowId};
+use atmlab_net::sim::{
+    CbrParams, LossModel, NetworkBuilder, NodeRef, ProbeKind, ProbeSpec, ProbeTarget, RunMeta, Simulation, VcHandle,
+};
 use atmlab_net::tcp::{RtoConfig, TcpConfig};
 use rand::RngExt;
 use std::collections::BTreeMap;
@@ -29,7 +32,17 @@ struct Ctx<'a> {
     b: NetworkBuilder,
     nodes: BTreeMap<&'a str, NodeRef>,
     vcs: BTreeMap<&'a str, (usize, VcHandle)>,
+    apps: BTreeMap<&'a str, AppRef>,
 }
+
+#[derive(Clone, Copy)]
+enum AppRef {
+    Tcp(ConnId),
+    Udp(FlowId),
+}
+
+/// Probes may not ask for more samples than this in one run.
+const MAX_SAMPLES: u64 = 10_000_000;
 
 impl Scenario {
     /// Checks the scenario and builds the simulation of replication
@@ -44,6 +57,7 @@ impl Scenario {
             b: NetworkBuilder::new(RngStreams::new(seed, replication)),
             nodes: BTreeMap::new(),
             vcs: BTreeMap::new(),
+            apps: BTreeMap::new(),
         };
         cx.b.set_slot_phase(self.simulation.slot_phase.unwrap_or_default());
         cx.nodes()?;
@@ -51,6 +65,7 @@ impl Scenario {
         cx.vcs()?;
         cx.apps()?;
         cx.metrics()?;
+        cx.probes()?;
         let meta = RunMeta { scenario: self.name.clone().unwrap_or_else(|| "scenario".into()), seed, replication };
         Ok(cx.b.build(meta, duration))
     }
@@ -139,9 +154,20 @@ impl<'a> Ctx<'a> {
             let b = self.node(format!("links[{i}].between[1]"), &l.between[1])?;
             let pab = self.port_config(a, &l.between[1])?;
             let pba = self.port_config(b, &l.between[0])?;
-            self.b
+            let (fwd, bwd) = self
+                .b
                 .add_link(a, b, l.rate.0, l.delay.0, pab, pba)
                 .map_err(|e| err(format!("links[{i}]"), e.to_string()))?;
+            if let Some(loss) = &l.loss {
+                let model = loss_model(&format!("links[{i}].loss"), loss)?;
+                let dir = loss.direction.unwrap_or(LossDirection::Both);
+                if dir != LossDirection::Backward {
+                    self.b.set_link_loss(fwd, model);
+                }
+                if dir != LossDirection::Forward {
+                    self.b.set_link_loss(bwd, model);
+                }
+            }
         }
         for (i, s) in self.sc.switches.iter().enumerate() {
             let me = self.nodes[s.name.as_str()];
@@ -216,9 +242,11 @@ impl<'a> Ctx<'a> {
                     let none = TcpSpec::default();
                     let cfg = tcp_config(&path, &self.sc.tcp, a.tcp.as_ref().unwrap_or(&none), mtu)?;
                     let bytes = a.bytes.unwrap_or_default().0;
-                    self.b
+                    let id = self
+                        .b
                         .add_tcp(&a.name, &handle, cfg, t, bytes)
                         .map_err(|e| err(format!("{path}.tcp.mss"), e.to_string()))?;
+                    self.apps.insert(&a.name, AppRef::Tcp(id));
                 }
                 AppKind::UdpCbr => {
                     only_keys(&path, a, &["payload", "interval", "count", "max_payload"])?;
@@ -231,11 +259,73 @@ impl<'a> Ctx<'a> {
                     let payload = u32::try_from(payload.0).map_err(|_| err(format!("{path}.payload"), "too large"))?;
                     let max_payload = a.max_payload.map(|m| m.0.min(u64::from(u32::MAX)) as u32);
                     let params = CbrParams { payload, interval: interval.0, start: t, count: a.count, max_payload };
-                    self.b
+                    let id = self
+                        .b
                         .add_udp_cbr(&a.name, &handle, params)
                         .map_err(|e| err(format!("{path}.payload"), e.to_string()))?;
+                    self.apps.insert(&a.name, AppRef::Udp(id));
                 }
             }
+        }
+        Ok(())
+    }
+
+    fn probes(&mut self) -> Result<(), ScenarioError> {
+        let duration = self.sc.simulation.duration.0;
+        for (i, p) in self.sc.probes.iter().enumerate() {
+            let path = format!("probes[{i}]");
+            if p.interval.0.is_zero() {
+                return Err(err(format!("{path}.interval"), "must be longer than 0 s"));
+            }
+            if duration.as_ps() / p.interval.0.as_ps() > MAX_SAMPLES {
+                return Err(err(format!("{path}.interval"), format!("more than {MAX_SAMPLES} samples in the run")));
+            }
+            let port_kind = matches!(p.kind, ProbeKind::Queue | ProbeKind::Drops | ProbeKind::Utilization);
+            let (target, label) = if port_kind {
+                if p.app.is_some() {
+                    return Err(err(
+                        format!("{path}.app"),
+                        format!("a {} probe watches a port, not an app", p.kind.name()),
+                    ));
+                }
+                let [a, b] = p.port.as_ref().ok_or_else(|| {
+                    err(format!("{path}.port"), format!("a {} probe needs a port [from, to]", p.kind.name()))
+                })?;
+                let na = self.node(format!("{path}.port[0]"), a)?;
+                let nb = self.node(format!("{path}.port[1]"), b)?;
+                let q = self
+                    .b
+                    .port_toward(na, nb)
+                    .ok_or_else(|| err(format!("{path}.port"), format!("no link from {a} to {b}")))?;
+                (ProbeTarget::Port(q), format!("{a}->{b}"))
+            } else {
+                if p.port.is_some() {
+                    return Err(err(
+                        format!("{path}.port"),
+                        format!("a {} probe watches an app, not a port", p.kind.name()),
+                    ));
+                }
+                let name = p
+                    .app
+                    .as_deref()
+                    .ok_or_else(|| err(format!("{path}.app"), format!("a {} probe needs an app", p.kind.name())))?;
+                let app = *self
+                    .apps
+                    .get(name)
+                    .ok_or_else(|| err(format!("{path}.app"), format!("no application is named '{name}'")))?;
+                match (app, p.kind) {
+                    (AppRef::Tcp(c), _) => (ProbeTarget::Conn(c), name.to_owned()),
+                    (AppRef::Udp(f), ProbeKind::Goodput) => (ProbeTarget::Flow(f), name.to_owned()),
+                    (AppRef::Udp(_), k) => {
+                        return Err(err(
+                            format!("{path}.app"),
+                            format!("'{name}' is a UDP application: it has no {}", k.name()),
+                        ));
+                    }
+                }
+            };
+            let name = p.name.clone().unwrap_or_else(|| format!("{}:{label}", p.kind.name()));
+            self.b.add_probe(ProbeSpec { name, kind: p.kind, target, interval: p.interval.0 });
         }
         Ok(())
     }
@@ -280,6 +370,31 @@ impl<'a> Ctx<'a> {
             }
         }
         best
+    }
+}
+
+fn loss_model(path: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
+    match l.kind {
+        LossKind::Bernoulli => {
+            if l.one_in.is_some() {
+                return Err(err(format!("{path}.one_in"), "is not a key of bernoulli loss (use clr)"));
+            }
+            let p = l.clr.ok_or_else(|| err(format!("{path}.clr"), "bernoulli loss needs a clr"))?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(err(format!("{path}.clr"), format!("{p} is not a probability in [0, 1]")));
+            }
+            Ok(LossModel::Bernoulli(p))
+        }
+        LossKind::Periodic => {
+            if l.clr.is_some() {
+                return Err(err(format!("{path}.clr"), "is not a key of periodic loss (use one_in)"));
+            }
+            match l.one_in {
+                Some(n) if n >= 1 => Ok(LossModel::Periodic(n)),
+                Some(_) => Err(err(format!("{path}.one_in"), "must be at least 1")),
+                None => Err(err(format!("{path}.one_in"), "periodic loss needs one_in")),
+            }
+        }
     }
 }
 

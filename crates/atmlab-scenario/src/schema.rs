@@ -9,7 +9,7 @@ use crate::units;
 use atmlab_engine::{BitRate, Duration};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::ServiceCategory;
-use atmlab_net::sim::SlotPhase;
+use atmlab_net::sim::{ProbeKind, SlotPhase};
 use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -134,6 +134,9 @@ pub struct Scenario {
     /// How run-level metrics are computed.
     #[serde(default)]
     pub metrics: MetricsSpec,
+    /// Time series to record.
+    #[serde(default)]
+    pub probes: Vec<ProbeSpecToml>,
 }
 
 /// `[simulation]`.
@@ -294,6 +297,49 @@ pub struct LinkSpec {
     pub rate: Rate,
     /// Propagation delay.
     pub delay: Time,
+    /// Cells lost on the link on purpose.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+}
+
+/// `loss = { kind = ..., ... }` on a link.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossSpec {
+    /// `bernoulli` (each cell lost with probability `clr`) or `periodic`
+    /// (one cell in `one_in`).
+    pub kind: LossKind,
+    /// bernoulli: the cell loss ratio, 0..1.
+    #[serde(default)]
+    pub clr: Option<f64>,
+    /// periodic: one cell in this many is lost.
+    #[serde(default)]
+    pub one_in: Option<u64>,
+    /// `both` (default), `forward` (between[0] -> between[1]) or `backward`.
+    #[serde(default)]
+    pub direction: Option<LossDirection>,
+}
+
+/// Loss models.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossKind {
+    /// Independent loss with a probability.
+    Bernoulli,
+    /// Deterministic: one cell in N.
+    Periodic,
+}
+
+/// Which direction of a link loses cells.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDirection {
+    /// Both directions, each with its own stream.
+    Both,
+    /// `between[0]` to `between[1]`.
+    Forward,
+    /// `between[1]` to `between[0]`.
+    Backward,
 }
 
 /// `[[vcs]]`: a bidirectional virtual channel.
@@ -368,6 +414,26 @@ impl AppKind {
             AppKind::UdpCbr => "udp_cbr",
         }
     }
+}
+
+/// `[[probes]]`: a time series.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpecToml {
+    /// Series name (default `kind:target`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `cwnd`, `ssthresh`, `goodput` (of an app), `queue`, `drops`,
+    /// `utilization` (of a port).
+    pub kind: ProbeKind,
+    /// The application, for cwnd, ssthresh and goodput.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// The port `[from, to]`, for queue, drops and utilization.
+    #[serde(default)]
+    pub port: Option<[String; 2]>,
+    /// Time between samples.
+    pub interval: Time,
 }
 
 /// `[metrics]`.

@@ -179,3 +179,40 @@ fn test_shipped_scenarios_parse_and_build() {
     }
     assert!(n >= 2, "nsource_lan and nsource_wan are shipped");
 }
+
+#[test]
+fn test_probes_and_link_loss() {
+    let text = format!(
+        "{MINIMAL}\n[[probes]]\nkind = \"cwnd\"\napp = \"ftp\"\ninterval = \"1 ms\"\n\
+         [[probes]]\nkind = \"queue\"\nport = [\"a\", \"sw\"]\ninterval = \"2 ms\"\n"
+    )
+    .replace(
+        "delay = \"5 us\"\n[[links]]",
+        "delay = \"5 us\"\nloss = { kind = \"periodic\", one_in = 100, direction = \"forward\" }\n[[links]]",
+    );
+    let r = parse_toml(&text).unwrap().build(1, 0).unwrap().run().unwrap();
+    assert_eq!(r.series.len(), 2);
+    assert_eq!(r.series[0].name, "cwnd:ftp");
+    assert_eq!(r.series[0].t_s.len(), 20);
+    assert_eq!(r.series[1].name, "queue:a->sw");
+    assert_eq!(r.series[1].t_s.len(), 10);
+    assert!(r.link_cells_lost > 0);
+    assert_eq!(r.ports.iter().find(|p| p.name == "sw->a").unwrap().lost_on_link, 0, "forward only");
+}
+
+#[test]
+fn test_probe_and_loss_errors_name_their_keys() {
+    let with = |extra: &str| format!("{MINIMAL}\n{extra}");
+    let e = error_of(&with("[[probes]]\nkind = \"queue\"\napp = \"ftp\"\ninterval = \"1 ms\""));
+    assert_eq!(e.path, "probes[0].app");
+    let e = error_of(&with("[[probes]]\nkind = \"cwnd\"\napp = \"nope\"\ninterval = \"1 ms\""));
+    assert_eq!(e.path, "probes[0].app");
+    let e = error_of(&with("[[probes]]\nkind = \"cwnd\"\napp = \"ftp\"\ninterval = \"1 ps\""));
+    assert_eq!(e.path, "probes[0].interval");
+    let e = error_of(&MINIMAL.replacen(
+        "delay = \"5 us\"",
+        "delay = \"5 us\"\nloss = { kind = \"bernoulli\", clr = 1.5 }",
+        1,
+    ));
+    assert_eq!(e.path, "links[0].loss.clr");
+}

@@ -12,7 +12,8 @@ pub use accept::{AcceptancePolicy, AdmitContext, BufferAcceptance, Epd, Overflow
 pub use category::ServiceCategory;
 pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
 pub use port::{
-    CategoryCounts, DropReason, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc, Queueing, Transmission,
+    CategoryCounts, DropReason, LinkLoss, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc, Queueing,
+    Transmission,
 };
 pub use sched::{Scheduler, SchedulerKind, StrictPriority};
 pub use switch::{Switch, VcRoute};

@@ -109,6 +109,30 @@ impl PortConfig {
     }
 }
 
+/// Cells lost on a link on purpose: the police function board of the KPN
+/// pilot, or random loss for tests and studies of TCP under loss.
+#[derive(Clone, Debug)]
+pub enum LinkLoss {
+    /// No loss.
+    None,
+    /// Every cell is lost with probability `p`, independently, drawn from
+    /// the link's own stream.
+    Bernoulli {
+        /// Loss probability.
+        p: f64,
+        /// The link's random stream.
+        rng: Box<atmlab_engine::SimRng>,
+    },
+    /// Cells `n`, `2n`, `3n`, ... are lost ("499 cells pass and the next is
+    /// discarded", 004 s7.5.6).
+    Periodic {
+        /// One cell in `n` is lost.
+        one_in: u64,
+        /// Cells seen so far.
+        seen: u64,
+    },
+}
+
 /// Why a cell was not queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
@@ -209,6 +233,8 @@ pub struct PortStats {
     pub dropped_overflow: u64,
     /// Cells dropped by frame discard (EPD refusals, PPD tails).
     pub dropped_frame: u64,
+    /// Cells sent but lost on the link (see [`LinkLoss`]).
+    pub lost_on_link: u64,
     /// Counters per category.
     pub per_category: [CategoryCounts; 4],
     /// Cells queued over time (all queues; slotted mode only).
@@ -249,6 +275,7 @@ pub struct Port {
     channel: VecDeque<(SimTime, Cell)>,
     to_host: bool,
     frame_ends: VecDeque<SimTime>,
+    loss: LinkLoss,
     /// Counters.
     pub stats: PortStats,
 }
@@ -297,6 +324,7 @@ impl Port {
             channel: VecDeque::with_capacity(64),
             to_host: false,
             frame_ends: VecDeque::new(),
+            loss: LinkLoss::None,
             stats: PortStats::default(),
         }
     }
@@ -534,6 +562,47 @@ impl Port {
             None
         };
         Transmission { arrival, cell, next_slot }
+    }
+
+    /// Sets the loss model of the port's link.
+    pub fn set_loss(&mut self, loss: LinkLoss) {
+        self.loss = loss;
+    }
+
+    /// Whether the link loses the cell being put on it now (counts it).
+    #[inline]
+    pub fn loses_cell(&mut self) -> bool {
+        let lost = match &mut self.loss {
+            LinkLoss::None => return false,
+            LinkLoss::Bernoulli { p, rng } => {
+                use rand::RngExt;
+                rng.random_bool(*p)
+            }
+            LinkLoss::Periodic { one_in, seen } => {
+                *seen += 1;
+                *seen % *one_in == 0
+            }
+        };
+        if lost {
+            self.stats.lost_on_link += 1;
+        }
+        lost
+    }
+
+    /// Cells queued at `now` (a probe's view).
+    pub fn queued_at(&mut self, now: SimTime) -> u32 {
+        match self.mode {
+            PortMode::Slotted => self.queued,
+            PortMode::Pipelined => self.pipeline_queued(now),
+        }
+    }
+
+    /// Cells whose transmission started before `now` (a probe's view).
+    pub fn sent_by(&mut self, now: SimTime) -> u64 {
+        match self.mode {
+            PortMode::Slotted => self.stats.cells_out,
+            PortMode::Pipelined => self.accepted - u64::from(self.pipeline_queued(now)),
+        }
     }
 
     /// Marks the port as the adapter-facing end of a link into a host: only

@@ -7,9 +7,10 @@
 
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostVc};
+use super::probes::ProbeSpec;
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
-use crate::atm::{NextHop, Port, PortConfig, PortVc, ServiceCategory, Switch, VcLabel, VcRoute};
+use crate::atm::{LinkLoss, NextHop, Port, PortConfig, PortVc, ServiceCategory, Switch, VcLabel, VcRoute};
 use crate::ids::{ConnId, FlowId, HostId, PortId, SwitchId};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use atmlab_engine::{BitRate, Duration, RngStreams, SimTime};
@@ -28,6 +29,15 @@ pub enum SlotPhase {
     /// Every slot grid starts at `t = 0`. Equal links then deliver cells at
     /// exactly the same instants, and ties are broken by link index.
     Aligned,
+}
+
+/// A link's cell loss, as a scenario states it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum LossModel {
+    /// Each cell lost with this probability (0..=1).
+    Bernoulli(f64),
+    /// One cell in this many lost (>= 1).
+    Periodic(u64),
 }
 
 /// A host or a switch.
@@ -138,6 +148,7 @@ pub struct NetworkBuilder {
     pub(super) efficiency_port: Option<PortId>,
     pub(super) event_elision: bool,
     pub(super) slot_phase: SlotPhase,
+    pub(super) probes: Vec<ProbeSpec>,
 }
 
 impl NetworkBuilder {
@@ -157,6 +168,7 @@ impl NetworkBuilder {
             efficiency_port: None,
             event_elision: true,
             slot_phase: SlotPhase::default(),
+            probes: Vec::new(),
         }
     }
 
@@ -249,6 +261,25 @@ impl NetworkBuilder {
     /// optimisations are tested against.
     pub fn set_event_elision(&mut self, on: bool) {
         self.event_elision = on;
+    }
+
+    /// Samples a quantity during the run (see [`ProbeSpec`]).
+    pub fn add_probe(&mut self, probe: ProbeSpec) {
+        self.probes.push(probe);
+    }
+
+    /// Makes the link driven by `port` lose cells: with probability `p` each
+    /// (`Bernoulli`, from the stream `link:<from>-><to>:loss`), or one in
+    /// `n` (`Periodic`).
+    pub fn set_link_loss(&mut self, port: PortId, loss: LossModel) {
+        let p = &mut self.ports[port.idx()];
+        let model = match loss {
+            LossModel::Bernoulli(prob) => {
+                LinkLoss::Bernoulli { p: prob, rng: Box::new(self.rng.stream(&format!("link:{}:loss", p.name))) }
+            }
+            LossModel::Periodic(one_in) => LinkLoss::Periodic { one_in, seen: 0 },
+        };
+        p.set_loss(model);
     }
 
     /// How the links' slot grids are placed (default: random phases).

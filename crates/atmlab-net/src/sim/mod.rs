@@ -27,14 +27,16 @@
 mod apps;
 mod build;
 mod host;
+mod probes;
 mod results;
 mod timer;
 
 pub use apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
-pub use build::{BuildError, CbrParams, NetworkBuilder, NodeRef, SlotPhase, VcHandle};
+pub use build::{BuildError, CbrParams, LossModel, NetworkBuilder, NodeRef, SlotPhase, VcHandle};
 pub use host::{Host, HostStats, HostVc};
+pub use probes::{ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
-    ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SimulationError, UdpFlowResult,
+    ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SeriesResult, SimulationError, UdpFlowResult,
 };
 
 use crate::aal5::{IPV4_HEADER, Reassembly, UDP_HEADER};
@@ -49,6 +51,7 @@ use timer::Firing;
 const ARRIVAL: EventClass = EventClass(0);
 const APP: EventClass = EventClass(1);
 const SLOT: EventClass = EventClass(2);
+const PROBE: EventClass = EventClass(3);
 
 /// Which TCP timer.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -64,6 +67,7 @@ enum Event {
     TcpStart(ConnId),
     TcpTimer(ConnId, TcpTimer, u32),
     UdpSend(FlowId, u64),
+    Probe(u32),
 }
 
 /// What identifies a run besides its network.
@@ -90,6 +94,7 @@ pub struct Simulation {
     conns: Vec<TcpConn>,
     flows: Vec<UdpCbr>,
     pdus: PduTable,
+    probes: Vec<probes::Probe>,
     scratch: Vec<TcpSegment>,
     efficiency_port: Option<PortId>,
     cells_created: u64,
@@ -115,6 +120,7 @@ impl Simulation {
             conns: b.conns,
             flows: b.flows,
             pdus: PduTable::new(),
+            probes: b.probes.into_iter().map(probes::Probe::new).collect(),
             scratch: Vec::with_capacity(256),
             efficiency_port: b.efficiency_port,
             cells_created: 0,
@@ -129,6 +135,9 @@ impl Simulation {
             if let Some(t) = f.due(0) {
                 sim.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
             }
+        }
+        for i in 0..sim.probes.len() {
+            sim.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
         }
         sim
     }
@@ -158,11 +167,25 @@ impl Simulation {
                 }
             }
         }
+        // A port that accepts cells when they are put on the link runs ahead
+        // of the clock; a probe must see it as it is now, so probed ports are
+        // never eager targets.
+        let probed: std::collections::BTreeSet<usize> = b
+            .probes
+            .iter()
+            .filter_map(|p| match p.target {
+                ProbeTarget::Port(q) => Some(q.idx()),
+                _ => None,
+            })
+            .collect();
         let eager_target: Vec<bool> = b
             .ports
             .iter()
             .zip(&feeders)
-            .map(|(q, f)| elide && q.mode() == crate::atm::PortMode::Pipelined && f.len() <= 1)
+            .enumerate()
+            .map(|(i, (q, f))| {
+                elide && q.mode() == crate::atm::PortMode::Pipelined && f.len() <= 1 && !probed.contains(&i)
+            })
             .collect();
         for (i, port) in b.ports.iter_mut().enumerate() {
             port.set_to_host(elide && matches!(b.port_peer[i], NodeRef::Host(_)));
@@ -237,6 +260,7 @@ impl Simulation {
                 Event::TcpStart(c) => self.on_tcp_start(c),
                 Event::TcpTimer(c, which, generation) => self.on_tcp_timer(c, which, generation),
                 Event::UdpSend(f, k) => self.on_udp_send(f, k),
+                Event::Probe(i) => self.on_probe(i),
             }
         }
     }
@@ -258,6 +282,10 @@ impl Simulation {
     /// would arrive after the end of the run stay on the link.
     #[inline]
     fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
+        if self.ports[p.idx()].loses_cell() {
+            self.pdus.settle_cell(cell.pdu);
+            return;
+        }
         let vc = &self.ports[p.idx()].vcs[cell.slot as usize];
         if vc.eager && arrival < self.end {
             let NextHop::Port { port, label, slot } = vc.next else { unreachable!("eager hops lead to ports") };
@@ -439,6 +467,54 @@ impl Simulation {
                 self.scratch = out;
                 self.sync_timer(c, which);
             }
+        }
+    }
+
+    fn on_probe(&mut self, i: u32) {
+        let now = self.now;
+        let probe = &mut self.probes[i as usize];
+        let interval = probe.spec.interval;
+        let (value, counter) = match probe.spec.target {
+            ProbeTarget::Conn(c) => {
+                let c = &self.conns[c.idx()];
+                match probe.spec.kind {
+                    ProbeKind::Cwnd => (c.sender.cwnd() as f64, None),
+                    ProbeKind::Ssthresh => (c.sender.ssthresh() as f64, None),
+                    _ => (0.0, Some(c.receiver.stats.bytes_delivered)),
+                }
+            }
+            ProbeTarget::Flow(f) => (0.0, Some(self.flows[f.idx()].stats.bytes_received)),
+            ProbeTarget::Port(q) => {
+                let port = &mut self.ports[q.idx()];
+                match probe.spec.kind {
+                    ProbeKind::Queue => (f64::from(port.queued_at(now)), None),
+                    ProbeKind::Drops => (0.0, Some(port.stats.dropped_overflow + port.stats.dropped_frame)),
+                    _ => (0.0, Some(port.sent_by(now))),
+                }
+            }
+        };
+        let value = match counter {
+            None => value,
+            Some(total) => {
+                let delta = total - probe.last;
+                probe.last = total;
+                let secs = interval.as_secs_f64();
+                match probe.spec.kind {
+                    _ if probe.next == 0 => 0.0,
+                    ProbeKind::Goodput => delta as f64 * 8.0 / secs,
+                    ProbeKind::Utilization => match probe.spec.target {
+                        ProbeTarget::Port(q) => delta as f64 / (secs * self.ports[q.idx()].rate.cells_per_s()),
+                        _ => unreachable!("utilization probes watch ports"),
+                    },
+                    _ => delta as f64,
+                }
+            }
+        };
+        probe.times_ps.push(now.as_ps());
+        probe.values.push(value);
+        probe.next += 1;
+        if let Some(t) = interval.checked_mul(probe.next).and_then(|d| SimTime::ZERO.checked_add(d)) {
+            self.queue.push(t, PROBE, Event::Probe(i));
         }
     }
 

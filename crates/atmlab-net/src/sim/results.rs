@@ -12,6 +12,7 @@
 //!   switch ports.
 
 use super::Simulation;
+use super::probes::ProbeTarget;
 use crate::aal5::tcp_payload_efficiency;
 use atmlab_engine::jain_fairness;
 use serde::Serialize;
@@ -117,12 +118,31 @@ pub struct PortResult {
     pub dropped_overflow: u64,
     /// Of those, by frame discard (EPD refusals, PPD tails).
     pub dropped_frame: u64,
+    /// Cells sent but lost on the link (loss injection).
+    pub lost_on_link: u64,
     /// Largest queue, cells.
     pub max_queue: u64,
     /// Time-averaged queue, cells.
     pub mean_queue: f64,
     /// Fraction of cell slots used.
     pub utilization: f64,
+}
+
+/// One probe's time series.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SeriesResult {
+    /// The probe's name.
+    pub name: String,
+    /// What it measures (`cwnd`, `queue`, ...).
+    pub kind: &'static str,
+    /// The connection, flow or port it watches.
+    pub target: String,
+    /// Unit of the values.
+    pub unit: &'static str,
+    /// Sample times, seconds.
+    pub t_s: Vec<f64>,
+    /// Sample values.
+    pub values: Vec<f64>,
 }
 
 /// Frame (AAL5 PDU) counts over all senders and receivers.
@@ -167,6 +187,8 @@ pub struct RunResult {
     pub switch_cells_offered: u64,
     /// Cells dropped at switch ports.
     pub switch_cells_dropped: u64,
+    /// Cells lost on links (loss injection).
+    pub link_cells_lost: u64,
     /// Frame counts.
     pub frames: FrameCounts,
     /// TCP connections.
@@ -175,6 +197,8 @@ pub struct RunResult {
     pub udp_flows: Vec<UdpFlowResult>,
     /// Output ports (hosts' adapters and switch ports).
     pub ports: Vec<PortResult>,
+    /// Time series of the scenario's probes.
+    pub series: Vec<SeriesResult>,
     /// Cells that crossed a link.
     pub cell_hops: u64,
     /// Events processed.
@@ -272,6 +296,7 @@ impl Simulation {
                     dropped: st.dropped_overflow + st.dropped_frame,
                     dropped_overflow: st.dropped_overflow,
                     dropped_frame: st.dropped_frame,
+                    lost_on_link: st.lost_on_link,
                     max_queue: p.max_queue(),
                     mean_queue: p.mean_queue(self.end),
                     utilization: st.cells_out as f64 / (dur * p.rate.cells_per_s()),
@@ -281,6 +306,23 @@ impl Simulation {
         let (offered, dropped) =
             ports.iter().filter(|p| p.kind == "switch").fold((0, 0), |(o, d), p| (o + p.cells_in, d + p.dropped));
 
+        let link_cells_lost = ports.iter().map(|p| p.lost_on_link).sum();
+        let series = self
+            .probes
+            .iter()
+            .map(|p| SeriesResult {
+                name: p.spec.name.clone(),
+                kind: p.spec.kind.name(),
+                target: match p.spec.target {
+                    ProbeTarget::Conn(c) => self.conns[c.idx()].name.clone(),
+                    ProbeTarget::Flow(f) => self.flows[f.idx()].name.clone(),
+                    ProbeTarget::Port(q) => self.ports[q.idx()].name.clone(),
+                },
+                unit: p.spec.kind.unit(),
+                t_s: p.times_ps.iter().map(|t| *t as f64 / 1e12).collect(),
+                values: p.values.clone(),
+            })
+            .collect();
         let counts = self.pdus.counts();
         let (discarded, dead) =
             self.hosts.iter().fold((0, 0), |(f, c), h| (f + h.stats.frames_discarded, c + h.stats.dead_cells));
@@ -296,6 +338,7 @@ impl Simulation {
             cell_loss_ratio: if offered == 0 { 0.0 } else { dropped as f64 / offered as f64 },
             switch_cells_offered: offered,
             switch_cells_dropped: dropped,
+            link_cells_lost,
             frames: FrameCounts {
                 sent: counts.created,
                 delivered: counts.delivered,
@@ -307,6 +350,7 @@ impl Simulation {
             connections,
             udp_flows,
             ports,
+            series,
             cell_hops: self.cell_hops,
             events: self.events,
         })
@@ -322,7 +366,7 @@ impl Simulation {
     /// Cells offered to every port = sent + dropped + queued, and every cell
     /// ever created is received, dropped, queued or on a link.
     fn check_conservation(&self) -> Result<(), SimulationError> {
-        let (mut dropped, mut queued, mut on_links, mut sent) = (0u64, 0u64, 0u64, 0u64);
+        let (mut dropped, mut queued, mut on_links, mut sent, mut lost) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for p in &self.ports {
             let s = &p.stats;
             let d = s.dropped_overflow + s.dropped_frame;
@@ -337,18 +381,19 @@ impl Simulation {
             queued += q;
             on_links += p.in_flight() as u64;
             sent += s.cells_out;
+            lost += s.lost_on_link;
         }
         let received: u64 = self.hosts.iter().map(|h| h.stats.cells_received).sum();
         let arrived_over_links = self.cell_hops;
-        if sent != arrived_over_links + on_links {
+        if sent != arrived_over_links + on_links + lost {
             return Err(SimulationError::Conservation(format!(
-                "links: {sent} cells sent != {arrived_over_links} arrived + {on_links} in flight"
+                "links: {sent} cells sent != {arrived_over_links} arrived + {on_links} in flight + {lost} lost"
             )));
         }
-        if self.cells_created != received + dropped + queued + on_links {
+        if self.cells_created != received + dropped + lost + queued + on_links {
             return Err(SimulationError::Conservation(format!(
-                "{} cells created != {} received + {} dropped + {} queued + {} on links",
-                self.cells_created, received, dropped, queued, on_links
+                "{} cells created != {} received + {} dropped + {} lost on links + {} queued + {} on links",
+                self.cells_created, received, dropped, lost, queued, on_links
             )));
         }
         let outstanding = self.pdus.outstanding_cells();

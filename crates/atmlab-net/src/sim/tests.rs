@@ -26,6 +26,18 @@ pub(crate) fn nsource(n: usize, delay: Duration, buffer: u32, tcp: &TcpConfig, s
 }
 
 fn nsource_with(n: usize, delay: Duration, buffer: u32, tcp: &TcpConfig, seconds: u64, pipelining: bool) -> Simulation {
+    nsource_probed(n, delay, buffer, tcp, seconds, pipelining, |_| ())
+}
+
+fn nsource_probed(
+    n: usize,
+    delay: Duration,
+    buffer: u32,
+    tcp: &TcpConfig,
+    seconds: u64,
+    pipelining: bool,
+    more: impl FnOnce(&mut NetworkBuilder),
+) -> Simulation {
     let mut b = NetworkBuilder::new(RngStreams::new(1, 0));
     b.set_event_elision(pipelining);
     let sw1 = NodeRef::Switch(b.add_switch("sw1"));
@@ -42,6 +54,7 @@ fn nsource_with(n: usize, delay: Duration, buffer: u32, tcp: &TcpConfig, seconds
     }
     let p = b.port_toward(sw1, sw2).unwrap();
     b.set_efficiency_port(p);
+    more(&mut b);
     b.build(RunMeta::default(), Duration::from_secs(seconds))
 }
 
@@ -114,4 +127,80 @@ fn test_event_elision_gives_the_same_run_as_the_reference() {
         assert_eq!(a, b, "{delay} {buffer} {variant:?}");
         assert!(a.switch_cells_dropped > 0, "the case exercises drops");
     }
+}
+
+fn probes(b: &mut NetworkBuilder) {
+    let sw2 = NodeRef::Switch(crate::ids::SwitchId(1));
+    let dst0 = NodeRef::Host(crate::ids::HostId(1));
+    let q = b.port_toward(sw2, dst0).unwrap();
+    let ms = Duration::from_ms(1);
+    for kind in [ProbeKind::Queue, ProbeKind::Drops, ProbeKind::Utilization] {
+        b.add_probe(ProbeSpec { name: kind.name().into(), kind, target: ProbeTarget::Port(q), interval: ms });
+    }
+    for kind in [ProbeKind::Cwnd, ProbeKind::Goodput] {
+        let target = ProbeTarget::Conn(crate::ids::ConnId(0));
+        b.add_probe(ProbeSpec { name: kind.name().into(), kind, target, interval: ms });
+    }
+}
+
+#[test]
+fn test_probes_sample_exactly_and_agree_with_the_reference() {
+    let tcp = TcpConfig::classic();
+    let delay = Duration::from_us(5);
+    let fast = nsource_probed(3, delay, 200, &tcp, 1, true, probes);
+    // sw2->dst0 would be an eager target; being probed, it must not be.
+    let mut a = fast.run().unwrap();
+    let mut b = nsource_probed(3, delay, 200, &tcp, 1, false, probes).run().unwrap();
+    assert_eq!(a.series.len(), 5);
+    for s in &a.series {
+        assert_eq!(s.t_s.len(), 1000, "{}: one sample per ms over 1 s", s.name);
+        assert_eq!(s.t_s[0], 0.0);
+        assert_eq!(s.t_s[999], 0.999);
+    }
+    let util = &a.series[2].values;
+    assert!(util.iter().all(|u| (0.0..=1.0).contains(u)));
+    let goodput = &a.series[4].values;
+    let total: f64 = goodput.iter().sum::<f64>() * 1e-3 / 8.0;
+    let delivered = a.connections[0].bytes_delivered as f64;
+    assert!(total <= delivered && total > 0.95 * delivered, "{total} vs {delivered}");
+    a.events = 0;
+    b.events = 0;
+    assert_eq!(a, b, "probes see the same network in both modes");
+}
+
+fn lossy_voice(loss: LossModel, datagrams: u64) -> RunResult {
+    let mut b = NetworkBuilder::new(RngStreams::new(5, 0));
+    let a = NodeRef::Host(b.add_host("a", 9180, Encapsulation::Null));
+    let z = NodeRef::Host(b.add_host("z", 9180, Encapsulation::Null));
+    let (az, _) =
+        b.add_link(a, z, oc3(), Duration::from_us(5), PortConfig::host_adapter(), PortConfig::host_adapter()).unwrap();
+    b.set_link_loss(az, loss);
+    let vc = b.add_vc(&[a, z], ServiceCategory::Ubr, None).unwrap();
+    // 8 bytes of data: 8 + 28 + 8 = 44 bytes, one cell per datagram.
+    let params = CbrParams {
+        payload: 8,
+        interval: Duration::from_us(10),
+        start: SimTime::ZERO,
+        count: Some(datagrams),
+        max_payload: None,
+    };
+    b.add_udp_cbr("u", &vc, params).unwrap();
+    b.build(RunMeta::default(), Duration::from_us(10 * datagrams + 100)).run().unwrap()
+}
+
+#[test]
+fn test_periodic_link_loss_drops_one_cell_in_n() {
+    let r = lossy_voice(LossModel::Periodic(500), 10_000);
+    assert_eq!(r.link_cells_lost, 20);
+    assert_eq!(r.udp_flows[0].lost, 20);
+    assert_eq!(r.udp_flows[0].received, 9_980);
+}
+
+#[test]
+fn test_bernoulli_link_loss_has_the_set_probability() {
+    let r = lossy_voice(LossModel::Bernoulli(0.01), 100_000);
+    let lost = r.udp_flows[0].lost as f64;
+    // Binomial(100000, 0.01): mean 1000, sd 31.5; 4 sd either side.
+    assert!((lost - 1000.0).abs() < 126.0, "{lost}");
+    assert_eq!(r.link_cells_lost, r.udp_flows[0].lost);
 }
