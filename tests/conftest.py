@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,28 @@ def atmlab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 @pytest.fixture
 def cli():
     return atmlab_cli
+
+
+@pytest.fixture
+def root() -> Path:
+    """The repository root."""
+    return ROOT
+
+
+def voice_sweep(two_hosts: dict[str, Any], n_values: tuple[int, ...] = (1, 2, 3)) -> dict[str, Any]:
+    """A small sweep: bundles of 1..3 voice streams x two link delays."""
+    sc = copy.deepcopy(two_hosts)
+    sc["name"] = "voice_sweep"
+    sc["simulation"]["duration"] = "200 ms"
+    sc["params"] = {"n": 1, "delay": "5 us"}
+    sc["links"][0]["delay"] = "{delay}"
+    sc["apps"][0].update(repeat="{n}", name="voice{i}", start_jitter="10 ms")
+    sc["sweep"] = {"n": list(n_values), "delay": ["5 us", "1 ms"]}
+    return sc
+
+
+def stored_results(db: Path) -> dict[tuple[str, int, int], tuple[str, str]]:
+    """Status and result JSON of every stored run, by run key."""
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT scenario_hash, seed, replication, status, result FROM runs").fetchall()
+    return {(h, s, r): (st, res) for h, s, r, st, res in rows}

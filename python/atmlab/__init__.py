@@ -4,6 +4,9 @@
 >>> result = atmlab.run("nsource_lan", seed=1)      # doctest: +SKIP
 >>> result.efficiency, result.fairness               # doctest: +SKIP
 >>> result.connections                               # doctest: +SKIP
+>>> sweep = atmlab.Sweep("scenarios/examples/sweep_buffer.toml", replications=3)  # doctest: +SKIP
+>>> sweep.run(db="results/atmlab.sqlite")            # doctest: +SKIP
+>>> atmlab.results("results/atmlab.sqlite")          # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from .api import run
 from .errors import AtmlabError, ScenarioError, SimulationError
 from .result import Result
 from .scenario import load, validate
+from .sweep import Sweep, SweepOutcome, results
 
 try:
     __version__ = version("atmlab")
@@ -25,8 +29,11 @@ __all__ = [
     "Result",
     "ScenarioError",
     "SimulationError",
+    "Sweep",
+    "SweepOutcome",
     "__version__",
     "load",
+    "results",
     "run",
     "validate",
 ]

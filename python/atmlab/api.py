@@ -7,7 +7,7 @@ from collections.abc import Callable
 from . import _core
 from .errors import SimulationError
 from .result import Result
-from .scenario import ScenarioLike, core_error, load
+from .scenario import ScenarioLike, load
 
 
 def run(
@@ -34,7 +34,7 @@ def run(
     try:
         raw = _core.run(sc.to_json(), seed, replication, progress)
     except _core.CoreScenarioError as e:
-        raise core_error(sc.source, e) from None
+        raise sc.error(e) from None
     except _core.CoreSimulationError as e:
         raise SimulationError(f"{sc.source}: {e}") from None
     return Result(raw)

@@ -9,18 +9,31 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
-from . import __version__, bench as bench_mod, reproduce as reproduce_mod
+from . import __version__, bench as bench_mod, report as report_mod, reproduce as reproduce_mod
 from .api import run as run_scenario
 from .errors import AtmlabError
 from .result import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
 from .scenario import bundled_names, validate as validate_scenario
+from .store import DEFAULT_DB
+from .sweep import Progress as SweepProgress, Sweep, results as load_results
 
 # Not on a terminal (a pipe, a log file, CI), rich would wrap at 80 columns.
 _width = None if sys.stdout.isatty() else 120
@@ -184,6 +197,151 @@ def bench(as_json: bool, quick: bool) -> None:
         err.print("[yellow]warning:[/] the extension is a debug build; figures are not meaningful")
 
 
+@main.command(help="Run every point of SCENARIO's [sweep], replicated, into a results database.\n\n"
+              "Finished runs are skipped, so an interrupted sweep resumes where it stopped; a failed run is "
+              "recorded with its error and does not stop the sweep. SCENARIO is " + SCENARIO_HELP + ".")
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("-r", "--replications", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per point, with independent random streams.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Master seed (default: the scenario's simulation.seed).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="Results database (SQLite; created if missing).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: one per core; 1 runs in this process).")
+@click.option("--dask", metavar="ADDRESS|local", default=None,
+              help="Run on a Dask distributed scheduler at ADDRESS, or on a LocalCluster with 'local'.")
+@click.option("--ci-target", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Add replications until the 95%% CI half-width of --ci-metric is at most this.")
+@click.option("--ci-metric", default="efficiency", show_default=True, help="The metric --ci-target applies to.")
+@click.option("--max-replications", type=click.IntRange(min=1), default=30, show_default=True,
+              help="The cap for --ci-target.")
+@click.option("--dry-run", is_flag=True, help="List the points and runs without running them.")
+def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: int | None, dask: str | None,
+          ci_target: float | None, ci_metric: str, max_replications: int, dry_run: bool) -> None:
+    if max_replications < replications:
+        raise click.BadParameter("is below --replications", param_hint="--max-replications")
+    s = Sweep(scenario, replications=replications, seed=seed, ci_target=ci_target, ci_metric=ci_metric,
+              max_replications=max_replications)
+    out.print(f"[bold]{s.name}[/]: {len(s.points)} points x {s.replications} replications = "
+              f"{len(s.points) * s.replications} runs (seed {s.seed})"
+              + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {max_replications})"
+                 if ci_target else ""))
+    if dry_run:
+        t = Table("point", *s.param_names, "scenario hash", title_justify="left")
+        for p in s.points:
+            t.add_row(str(p.index), *[str(p.params[k]) for k in s.param_names], p.scenario_hash)
+        out.print(t)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=not err.is_terminal, disable=not err.is_terminal) as bar:
+        task = bar.add_task("runs", total=None, failed="")
+
+        def update(p: SweepProgress) -> None:
+            bar.update(task, total=p.total, completed=p.done,
+                       failed=f"[red]{p.failed} failed[/]" if p.failed else "")
+            if p.last is not None and p.last.status != "ok":
+                err.print(f"[red]failed[/] point {p.last.point} {p.last.params} replication "
+                          f"{p.last.replication}: {p.last.error}", soft_wrap=True)
+
+        outcome = s.run(db, jobs=jobs, dask=dask, progress=update)
+    out.print(f"{outcome.ran} runs done ({outcome.failed} failed), {outcome.skipped} already in {db}; "
+              f"the sweep has {outcome.runs} finished runs. Executor: {outcome.executor}.")
+    if outcome.interrupted:
+        err.print("[yellow]interrupted:[/] every finished run is saved; run the same command to resume.")
+        sys.exit(130)
+    summary = s.summary(db, metrics=list(report_mod.SUMMARY_METRICS))
+    if not summary.empty:
+        _print_summary(summary, s.param_names)
+    if outcome.failed:
+        sys.exit(1)
+
+
+@main.command(help="List the runs in a results database, or export them (one row per run).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="Results database.")
+@click.option("--sweep", "sweep_name", default=None, help="Only this sweep (the scenario name).")
+@click.option("--status", type=click.Choice(["ok", "failed"]), default=None, help="Only runs with this status.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the table as CSV.")
+@click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the table as Parquet.")
+@click.option("--all-metrics", is_flag=True, help="Also per-connection, per-flow and per-port metrics.")
+def results(db: Path, sweep_name: str | None, status: str | None, csv_path: Path | None,
+            parquet_path: Path | None, all_metrics: bool) -> None:
+    try:
+        df = load_results(db, sweep=sweep_name, status=status, all_metrics=all_metrics)
+    except FileNotFoundError as e:
+        raise AtmlabError(str(e)) from None
+    if csv_path:
+        df.to_csv(csv_path, index=False)
+        out.print(f"wrote {len(df)} runs to {csv_path}")
+    if parquet_path:
+        df.to_parquet(parquet_path, index=False)
+        out.print(f"wrote {len(df)} runs to {parquet_path}")
+    if not csv_path and not parquet_path:
+        hidden = {"sweep", "error", "atmlab_version", "git_commit", "git_dirty", "started_at", "finished_at", "events",
+                  "cell_hops", "switch_cells_offered", "switch_cells_dropped", "link_cells_lost"}
+        shown = df.drop(columns=[c for c in df.columns if c in hidden]).copy()
+        if "scenario_hash" in shown:
+            shown["scenario_hash"] = shown["scenario_hash"].str[:8]
+        if "tcp_goodput_bps" in shown:
+            shown["tcp_goodput_bps"] = shown["tcp_goodput_bps"] / 1e6
+            shown = shown.rename(columns={"tcp_goodput_bps": "goodput Mbit/s"})
+        sweeps = ", ".join(sorted(df["sweep"].unique())) if "sweep" in df else ""
+        _print_frame(shown, title=f"{len(df)} runs in {db}" + (f" (sweeps: {sweeps})" if sweeps else "")
+                     + "; --csv or --parquet for every column")
+
+
+@main.command(help="Write figures (PNG) and a self-contained HTML page from a results database.")
+@click.option("--db", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=DEFAULT_DB,
+              show_default=True, help="Results database.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for the figures and index.html.")
+@click.option("--sweep", "sweep_name", default=None, help="Only this sweep.")
+@click.option("--x", default=None, help="Parameter on the x axis (default: the first swept).")
+@click.option("--group", default=None, help="Parameter giving one line each (default: the second swept).")
+@click.option("--metric", "metrics", multiple=True, help="Metric to plot (repeatable; default: the main ones).")
+@click.option("--run", "run_id", type=int, default=None, help="Plot this run's time series.")
+def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group: str | None,
+           metrics: tuple[str, ...], run_id: int | None) -> None:
+    try:
+        page = report_mod.build(db, out_dir, sweep=sweep_name, x=x, group=group, metrics=list(metrics) or None,
+                                run_id=run_id)
+    except KeyError as e:
+        raise AtmlabError(str(e.args[0])) from None
+    figs = report_mod.figure_paths(page)
+    out.print(f"wrote {page} and {len(figs)} figures")
+
+
+def _print_summary(summary: "pd.DataFrame", params: list[str]) -> None:
+    """Per point: the parameters, n, and each metric as mean +/- CI half-width."""
+    t = Table(title="per point: mean +/- 95% CI half-width", title_justify="left", title_style="bold")
+    metrics = [m for m in report_mod.SUMMARY_METRICS if f"{m}_mean" in summary]
+    for c in [*params, "n"]:
+        t.add_column(c, justify="right")
+    for m in metrics:
+        t.add_column("goodput Mbit/s" if m == "tcp_goodput_bps" else m.replace("_", " "), justify="right")
+    for _, row in summary.iterrows():
+        cells = [_cell(row[c]) for c in [*params, "n"] if c in row]
+        for m in metrics:
+            scale = 1e-6 if m == "tcp_goodput_bps" else 1.0
+            mean, ci = row[f"{m}_mean"] * scale, row[f"{m}_ci95"] * scale
+            cells.append("" if mean != mean else (f"{mean:.4g}" if ci != ci else f"{mean:.4g} +/- {ci:.2g}"))
+        t.add_row(*cells)
+    out.print(t)
+
+
+def _print_frame(df: "pd.DataFrame", title: str) -> None:
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for c in df.columns:
+        t.add_column(str(c), justify="right", overflow="fold")
+    for _, row in df.iterrows():
+        t.add_row(*[_cell(v) for v in row])
+    out.print(t)
+
+
 _STUDIES = "\n".join(f"  {k}: {v}" for k, v in reproduce_mod.studies().items())
 
 
@@ -212,7 +370,9 @@ def _cell(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "[red]NO[/]"
     if isinstance(v, float):
-        return f"{v:g}"
+        return "" if v != v else f"{v:.4g}"
+    if v is None:
+        return ""
     return str(v)
 
 

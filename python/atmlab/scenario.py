@@ -19,23 +19,41 @@ from typing import Any, Union
 
 from . import _core
 from .errors import ScenarioError
+from .expand import Origins, instantiate, locate
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
 class LoadedScenario:
-    """A scenario as data, with where it came from."""
+    """A scenario as data, with where it came from.
 
+    ``template`` is the scenario as written (it may have ``[params]``,
+    ``repeat`` and ``[sweep]``, see :mod:`atmlab.expand`); ``data`` is its
+    base run: parameters at their defaults, repeated entries expanded, no
+    sweep.
+    """
+
+    template: dict[str, Any]
     data: dict[str, Any]
     source: str
+    origins: Origins
 
     @property
     def name(self) -> str:
         return str(self.data.get("name", "scenario"))
 
+    @property
+    def is_sweep(self) -> bool:
+        return bool(self.template.get("sweep"))
+
     def to_json(self) -> str:
         return json.dumps(self.data, sort_keys=True)
+
+    def error(self, e: Exception) -> ScenarioError:
+        """Turns the core's (path, message) error into a ScenarioError at the
+        place in the file."""
+        return core_error(self.source, e, self.origins)
 
 
 def bundled(name: str) -> Path:
@@ -61,12 +79,20 @@ def resolve(spec: str | os.PathLike[str]) -> Path:
                         + ", ".join(bundled_names()) + ")")
 
 
+def _loaded(template: dict[str, Any], source: str) -> LoadedScenario:
+    data, origins = instantiate(source, template, {})
+    return LoadedScenario(template, data, source, origins)
+
+
 def load(scenario: ScenarioLike) -> LoadedScenario:
     """Reads a scenario from a TOML file, a bundled scenario name, or a mapping."""
     if isinstance(scenario, Mapping):
-        data = json.loads(json.dumps(dict(scenario)))  # a deep, JSON-clean copy
-        data.setdefault("name", "scenario")
-        return LoadedScenario(data, "<dict>")
+        try:
+            template = json.loads(json.dumps(dict(scenario)))  # a deep, JSON-clean copy
+        except (TypeError, ValueError) as e:
+            raise ScenarioError("<dict>", "", f"not plain data: {e}") from None
+        template.setdefault("name", "scenario")
+        return _loaded(template, "<dict>")
     path = resolve(scenario)
     try:
         text = path.read_text(encoding="utf-8")
@@ -77,13 +103,13 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(str(path), "", f"malformed TOML: {e}") from None
     data.setdefault("name", path.stem)
-    return LoadedScenario(data, str(path))
+    return _loaded(data, str(path))
 
 
-def core_error(source: str, e: Exception) -> ScenarioError:
+def core_error(source: str, e: Exception, origins: Origins | None = None) -> ScenarioError:
     """Turns the core's (path, message) error into a ScenarioError."""
     path, message = e.args if len(e.args) == 2 else ("", str(e))
-    return ScenarioError(source, path, message)
+    return ScenarioError(source, locate(origins or {}, path), message)
 
 
 def validate(scenario: ScenarioLike, *, seed: int | None = None) -> LoadedScenario:
@@ -92,5 +118,5 @@ def validate(scenario: ScenarioLike, *, seed: int | None = None) -> LoadedScenar
     try:
         _core.validate(sc.to_json(), seed)
     except _core.CoreScenarioError as e:
-        raise core_error(sc.source, e) from None
+        raise sc.error(e) from None
     return sc

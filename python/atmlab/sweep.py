@@ -1,0 +1,252 @@
+"""Sweeps: every point of a scenario's ``[sweep]``, replicated, run in
+parallel, stored, resumable.
+
+>>> s = atmlab.Sweep("scenarios/examples/sweep_buffer.toml", replications=3)   # doctest: +SKIP
+>>> s.run(db="results/atmlab.sqlite", jobs=2)                                    # doctest: +SKIP
+>>> s.summary(db="results/atmlab.sqlite")                                        # doctest: +SKIP
+
+A run is identified by ``(scenario_hash, seed, replication)``: running the
+same sweep again skips the runs already stored with status ``ok`` (and
+retries failed ones), so an interrupted sweep resumes where it stopped.
+Replication ``r`` of every point uses the same master seed and index ``r``,
+so points are compared on common random numbers; replications of a point
+are independent (each gets its own streams, see ``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import _core, expand
+from .errors import ScenarioError
+from .executors import RunSpec, make
+from .scenario import ScenarioLike, load
+from .stats import summarize, summarize_frame, t_halfwidth
+from .store import DEFAULT_DB, RUN_METRICS, RunRecord, Store
+
+
+@dataclass
+class Progress:
+    """What a sweep reports after every finished run."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    last: RunRecord | None = None
+
+
+@dataclass
+class SweepOutcome:
+    """What a call to :meth:`Sweep.run` did."""
+
+    points: int
+    runs: int  # runs the sweep consists of now (stored or just run)
+    ran: int = 0
+    failed: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+    executor: str = ""
+    failures: list[RunRecord] = field(default_factory=list)
+
+
+@functools.cache
+def provenance() -> dict[str, Any]:
+    """The atmlab version and, in a git checkout, the commit and whether the
+    tree has uncommitted changes (read once per process)."""
+    from . import __version__
+
+    out: dict[str, Any] = {"atmlab_version": f"{__version__} (core {_core.core_version()})"}
+    root = Path(__file__).resolve().parents[2]
+    if (root / ".git").exists():
+        try:
+            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                    timeout=10, check=True).stdout.strip()
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                   capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+            out["git_commit"], out["git_dirty"] = commit, int(bool(dirty))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return out
+
+
+class Sweep:
+    """The runs of one scenario's sweep.
+
+    ``replications`` runs per point (independent seeds); with
+    ``ci_target``, more are added to each point until the 95% confidence
+    interval of ``ci_metric`` has at most that half-width, or
+    ``max_replications`` is reached.
+    """
+
+    def __init__(
+        self,
+        scenario: ScenarioLike,
+        *,
+        replications: int = 1,
+        seed: int | None = None,
+        ci_target: float | None = None,
+        ci_metric: str = "efficiency",
+        max_replications: int = 30,
+    ) -> None:
+        if replications < 1:
+            raise ValueError("replications must be at least 1")
+        if ci_target is not None and not ci_target > 0:
+            raise ValueError("ci_target must be positive")
+        if max_replications < replications:
+            raise ValueError("max_replications is below replications")
+        if seed is not None and seed < 0:
+            raise ValueError("seed must not be negative")
+        sc = load(scenario)
+        self.source = sc.source
+        self.template = sc.template
+        self.name = sc.name
+        self.points = expand.points(sc.source, sc.template)
+        self.param_names = list(expand.iter_param_names(sc.template))
+        self.seed = seed if seed is not None else int(sc.template.get("simulation", {}).get("seed", 1))
+        self.replications = max(replications, 2) if ci_target is not None else replications
+        self.ci_target = ci_target
+        self.ci_metric = ci_metric
+        self.max_replications = max_replications
+        self._jsons = {p.scenario_hash: expand.canonical_json(p.scenario) for p in self.points}
+        self._validate()
+
+    def _validate(self) -> None:
+        for p in self.points:
+            try:
+                _core.validate(self._jsons[p.scenario_hash], self.seed)
+            except _core.CoreScenarioError as e:
+                path, message = e.args if len(e.args) == 2 else ("", str(e))
+                where = p.locate(path)
+                if p.params:
+                    where = f"{where} (at {_fmt_params(p.params)})" if where else f"at {_fmt_params(p.params)}"
+                raise ScenarioError(self.source, where, message) from None
+
+    def __repr__(self) -> str:
+        return (f"<Sweep {self.name}: {len(self.points)} points x {self.replications} replications, "
+                f"params {self.param_names}>")
+
+    def spec(self, point: expand.Point, replication: int) -> RunSpec:
+        return RunSpec(self.name, point.scenario_hash, self._jsons[point.scenario_hash], point.index, point.params,
+                       self.seed, replication)
+
+    def specs(self, replications: Iterable[int] | None = None) -> list[RunSpec]:
+        """The run specifications, point by point."""
+        reps = list(replications if replications is not None else range(self.replications))
+        return [self.spec(p, r) for p in self.points for r in reps]
+
+    def run(
+        self,
+        db: str | Path = DEFAULT_DB,
+        *,
+        jobs: int | None = None,
+        dask: str | None = None,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> SweepOutcome:
+        """Runs what is missing from `db`; see the class docs. Returns what it did.
+        On KeyboardInterrupt, stops: every finished run is already stored."""
+        prov = provenance()
+        executor = make(jobs, dask)
+        outcome = SweepOutcome(points=len(self.points), runs=0, executor=executor.name)
+        with Store(db) as store:
+            try:
+                batch = self.specs()
+                while batch:
+                    self._run_batch(store, executor, batch, prov, outcome, progress)
+                    batch = self._more_replications(store) if self.ci_target is not None else []
+            except KeyboardInterrupt:
+                outcome.interrupted = True
+            finally:
+                executor.close()
+            outcome.runs = int(len(self._runs(store)))
+        return outcome
+
+    def _run_batch(self, store: Store, executor: Any, batch: list[RunSpec], prov: dict[str, Any],
+                   outcome: SweepOutcome, progress: Callable[[Progress], None] | None) -> None:
+        finished = store.finished(s.key for s in batch)
+        todo = [s for s in batch if s.key not in finished]
+        state = Progress(total=len(todo), skipped=len(batch) - len(todo))
+        outcome.skipped += state.skipped
+        if progress:
+            progress(state)
+        for rec in executor.map(todo):
+            rec.provenance = prov
+            store.record(rec)
+            state.done += 1
+            state.last = rec
+            outcome.ran += 1
+            if rec.status != "ok":
+                state.failed += 1
+                outcome.failed += 1
+                outcome.failures.append(rec)
+            if progress:
+                progress(state)
+
+    def _more_replications(self, store: Store) -> list[RunSpec]:
+        """Replications still needed for the confidence-interval target."""
+        assert self.ci_target is not None
+        runs = self._runs(store)
+        more: list[RunSpec] = []
+        for p in self.points:
+            mine = runs[runs.scenario_hash == p.scenario_hash]
+            n_have = int(mine.replication.max()) + 1 if not mine.empty else 0
+            values = mine[self.ci_metric].tolist() if self.ci_metric in mine else []
+            s = summarize(values)
+            if s.n >= 2 and not math.isnan(s.ci) and s.ci <= self.ci_target:
+                continue
+            if n_have >= self.max_replications:
+                continue
+            if s.n >= 2 and s.std > 0:
+                # Solve t(n-1) * s / sqrt(n) <= target for n, starting from the normal approximation.
+                need = max(n_have + 1, math.ceil((1.96 * s.std / self.ci_target) ** 2))
+                while need < self.max_replications and t_halfwidth(s.std, need) > self.ci_target:
+                    need += 1
+            else:
+                need = n_have + 1
+            more += [self.spec(p, r) for r in range(n_have, min(need, self.max_replications))]
+        return more
+
+    def _runs(self, store: Store, status: str | None = "ok") -> pd.DataFrame:
+        df = store.runs(sweep=self.name, status=status)
+        if df.empty:
+            return df
+        hashes = {p.scenario_hash for p in self.points}
+        return df[df.scenario_hash.isin(hashes) & (df.seed == self.seed)].reset_index(drop=True)
+
+    def results(self, db: str | Path = DEFAULT_DB, status: str | None = None) -> pd.DataFrame:
+        """One row per stored run of this sweep (see :func:`atmlab.results`)."""
+        with Store(db) as store:
+            return self._runs(store, status)
+
+    def summary(self, db: str | Path = DEFAULT_DB, metrics: list[str] | None = None) -> pd.DataFrame:
+        """One row per point: the swept parameters, ``n``, and mean, standard
+        deviation and 95% CI half-width of each metric."""
+        runs = self.results(db, status="ok")
+        metrics = metrics or [m for m in RUN_METRICS if m in runs.columns and runs[m].notna().any()]
+        by = [c for c in self.param_names if c in runs.columns] or ["scenario_hash"]
+        return summarize_frame(runs, by, metrics)
+
+
+def results(db: str | Path = DEFAULT_DB, *, sweep: str | None = None, status: str | None = None,
+            all_metrics: bool = False) -> pd.DataFrame:
+    """The runs in a results database, one row each: ``run_id,
+    scenario_hash, replication, seed, status`` and more, the swept
+    parameters, and the run-level metrics (all stored metrics, per
+    connection and port too, with ``all_metrics``)."""
+    path = Path(db)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no results database (run a sweep first)")
+    with Store(path) as store:
+        return store.runs(sweep=sweep, status=status, all_metrics=all_metrics)
+
+
+def _fmt_params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {v!r}" for k, v in params.items())

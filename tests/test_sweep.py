@@ -1,0 +1,204 @@
+"""Sweeps: storage, resume after SIGKILL, failures, CI targets, exports."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+import atmlab
+from atmlab.store import Store
+
+from conftest import stored_results, voice_sweep
+
+
+def test_sweep_stores_every_run_and_resumes(tmp_path, two_hosts):
+    db = tmp_path / "r.sqlite"
+    s = atmlab.Sweep(voice_sweep(two_hosts), replications=2)
+    assert len(s.points) == 6
+    out = s.run(db, jobs=1)
+    assert (out.ran, out.failed, out.skipped, out.runs) == (12, 0, 0, 12)
+    again = s.run(db, jobs=1)
+    assert (again.ran, again.skipped) == (0, 12)
+    df = atmlab.results(db)
+    assert {"run_id", "scenario_hash", "replication", "seed", "status", "n", "delay", "cell_hops"} <= set(df.columns)
+    assert len(df) == 12 and (df.status == "ok").all()
+    assert df.groupby(["scenario_hash", "seed", "replication"]).size().max() == 1
+    # More replications later: only the new ones run.
+    more = atmlab.Sweep(voice_sweep(two_hosts), replications=3).run(db, jobs=1)
+    assert (more.ran, more.skipped) == (6, 12)
+
+
+def test_provenance_and_scenario_are_stored(tmp_path, two_hosts):
+    db = tmp_path / "r.sqlite"
+    s = atmlab.Sweep(voice_sweep(two_hosts, n_values=(2,)))
+    s.run(db, jobs=1)
+    df = atmlab.results(db)
+    assert df.atmlab_version.iloc[0].startswith(atmlab.__version__)
+    with Store(db) as store:
+        sc = store.scenario(df.scenario_hash.iloc[0])
+        assert len(sc["apps"]) == 2 and "sweep" not in sc
+        assert store.result(int(df.run_id.iloc[0]))["scenario"] == "voice_sweep"
+
+
+def test_a_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, two_hosts, monkeypatch):
+    import atmlab._core as core
+
+    real, calls = core.run, {"n": 0}
+
+    def flaky(js, seed, rep):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("injected failure")
+        return real(js, seed, rep)
+
+    monkeypatch.setattr(core, "run", flaky)
+    db = tmp_path / "r.sqlite"
+    out = atmlab.Sweep(voice_sweep(two_hosts)).run(db, jobs=1)
+    assert (out.ran, out.failed) == (6, 1)
+    df = atmlab.results(db)
+    failed = df[df.status == "failed"]
+    assert len(failed) == 1 and "injected failure" in failed.error.iloc[0]
+    # Re-running retries the failed run only.
+    monkeypatch.undo()
+    again = atmlab.Sweep(voice_sweep(two_hosts)).run(db, jobs=1)
+    assert (again.ran, again.failed, again.skipped) == (1, 0, 5)
+    assert (atmlab.results(db).status == "ok").all()
+
+
+def test_ci_target_adds_replications_until_met(tmp_path, two_hosts):
+    sc = voice_sweep(two_hosts, n_values=(1,))
+    sc["links"][1]["loss"] = {"kind": "bernoulli", "clr": 0.05}
+    db = tmp_path / "r.sqlite"
+    s = atmlab.Sweep(sc, replications=2, ci_target=1.5, ci_metric="link_cells_lost", max_replications=40)
+    s.run(db, jobs=1)
+    summary = s.summary(db, metrics=["link_cells_lost"])
+    assert (summary.link_cells_lost_ci95 <= 1.5).all() or (summary.n == 40).any()
+    assert summary.n.min() > 2, "the target needs more than the first two replications"
+
+
+def test_local_pool_gives_the_same_results_as_in_process(tmp_path, two_hosts):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    atmlab.Sweep(voice_sweep(two_hosts), replications=2).run(a, jobs=1)
+    atmlab.Sweep(voice_sweep(two_hosts), replications=2).run(b, jobs=2)
+    assert stored_results(a) == stored_results(b)
+
+
+def test_exports(tmp_path, two_hosts, cli):
+    db = tmp_path / "r.sqlite"
+    atmlab.Sweep(voice_sweep(two_hosts)).run(db, jobs=1)
+    p = cli("results", "--db", str(db), "--csv", str(tmp_path / "r.csv"), "--parquet", str(tmp_path / "r.parquet"))
+    assert p.returncode == 0, p.stderr
+    csv = pd.read_csv(tmp_path / "r.csv")
+    pq = pd.read_parquet(tmp_path / "r.parquet")
+    assert len(csv) == len(pq) == 6
+    assert {"run_id", "scenario_hash", "replication", "seed", "status", "n", "delay"} <= set(csv.columns)
+    p = cli("results", "--db", str(tmp_path / "missing.sqlite"))
+    assert p.returncode == 2 and "no results database" in p.stderr
+
+
+SLOW_SWEEP = """
+name = "slow"
+[params]
+buffer = 100
+[sweep]
+buffer = {{ start = 100, step = 100, count = 12 }}
+[simulation]
+duration = "300 ms"
+[[switches]]
+name = "sw"
+port = {{ buffer = "{{buffer}}" }}
+[[hosts]]
+repeat = 3
+name = "h{{i}}"
+[[hosts]]
+name = "sink"
+[[links]]
+repeat = 3
+between = ["h{{i}}", "sw"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[links]]
+between = ["sw", "sink"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[vcs]]
+repeat = 3
+name = "v{{i}}"
+path = ["h{{i}}", "sw", "sink"]
+[[apps]]
+repeat = 3
+kind = "tcp_bulk"
+name = "t{{i}}"
+vc = "v{{i}}"
+"""
+
+
+def count_ok(db) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as con:
+            return con.execute("SELECT count(*) FROM runs WHERE status = 'ok'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_partway_then_rerun_completes_every_point_once(tmp_path, root):
+    scenario = tmp_path / "slow.toml"
+    scenario.write_text(SLOW_SWEEP.format())
+    db = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "atmlab.cli", "sweep", str(scenario), "--replications", "2", "--jobs", "1",
+           "--db", str(db)]
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while count_ok(db) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = count_ok(db)
+    assert 3 <= partial < 24, "killed partway"
+    # Readable after the kill, every stored run complete with its metrics.
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        orphans = con.execute("SELECT count(*) FROM runs r WHERE status = 'ok' AND NOT EXISTS "
+                              "(SELECT 1 FROM metrics m WHERE m.run_id = r.run_id)").fetchone()[0]
+        assert orphans == 0
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert f"{24 - partial} runs done" in p.stdout and f"{partial} already in" in p.stdout
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT scenario_hash, seed, replication, status FROM runs").fetchall()
+    assert len(rows) == 24 and len({r[:3] for r in rows}) == 24
+    assert {r[3] for r in rows} == {"ok"}
+
+
+def test_cli_sweep_dry_run_lists_points(cli):
+    p = cli("sweep", "scenarios/examples/sweep_buffer.toml", "--dry-run")
+    assert p.returncode == 0, p.stderr
+    assert "8 points" in p.stdout and "3000 cells" in p.stdout
+
+
+def test_cli_sweep_rejects_bad_options(cli, tmp_path):
+    p = cli("sweep", "scenarios/examples/sweep_buffer.toml", "--replications", "0")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[simulation]\nduration = "1 s"\n[params]\nx = 1\n[sweep]\ny = [1, 2]\n')
+    p = cli("sweep", str(bad), "--db", str(tmp_path / "x.sqlite"))
+    assert p.returncode == 2 and "sweep.y" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_sweep_json_from_results_is_consistent(tmp_path, two_hosts):
+    db = tmp_path / "r.sqlite"
+    atmlab.Sweep(voice_sweep(two_hosts, n_values=(1,))).run(db, jobs=1)
+    df = atmlab.results(db, all_metrics=True)
+    with Store(db) as store:
+        res = store.result(int(df.run_id.iloc[0]))
+    assert df["udp_flows.voice0.sent"].iloc[0] == res["udp_flows"][0]["sent"]
+    assert json.loads(json.dumps(res))["seed"] == 1
