@@ -61,3 +61,13 @@ def test_validation_errors_name_the_key(two_hosts, mutate, path, words):
         atmlab.validate(two_hosts)
     assert e.value.path == path
     assert words in e.value.message
+
+
+def test_every_shipped_scenario_file_is_valid(root):
+    files = sorted((root / "scenarios").rglob("*.toml"))
+    assert len(files) >= 3
+    for f in files:
+        sc = atmlab.validate(f)
+        if sc.is_sweep:
+            s = atmlab.Sweep(f)  # validates every point
+            assert len(s.points) > 1, f

@@ -242,8 +242,9 @@ def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: in
             bar.update(task, total=p.total, completed=p.done,
                        failed=f"[red]{p.failed} failed[/]" if p.failed else "")
             if p.last is not None and p.last.status != "ok":
-                err.print(f"[red]failed[/] point {p.last.point} {p.last.params} replication "
-                          f"{p.last.replication}: {p.last.error}", soft_wrap=True)
+                spec = p.last.spec
+                err.print(f"[red]failed[/] point {spec.point} {spec.params} replication "
+                          f"{spec.replication}: {p.last.error}", soft_wrap=True)
 
         outcome = s.run(db, jobs=jobs, dask=dask, progress=update)
     out.print(f"{outcome.ran} runs done ({outcome.failed} failed), {outcome.skipped} already in {db}; "

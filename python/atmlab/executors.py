@@ -10,29 +10,11 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from multiprocessing import get_context
-from typing import Any, Protocol
+from typing import Protocol
 
-from .store import RunRecord
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything one run needs: a fully specified scenario and its seeds."""
-
-    sweep: str
-    scenario_hash: str
-    scenario_json: str
-    point: int
-    params: dict[str, Any]
-    seed: int
-    replication: int
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.scenario_hash, self.seed, self.replication)
+from .records import RunRecord, RunSpec
 
 
 def _now() -> str:
@@ -53,13 +35,7 @@ def execute(spec: RunSpec) -> RunRecord:
     except Exception as e:  # a failed run is recorded, it does not stop the sweep
         status, error = "failed", f"{type(e).__name__}: {e}"
     return RunRecord(
-        sweep=spec.sweep,
-        scenario_hash=spec.scenario_hash,
-        scenario_json=spec.scenario_json,
-        point=spec.point,
-        params=spec.params,
-        seed=spec.seed,
-        replication=spec.replication,
+        spec=spec,
         status=status,
         error=error,
         started_at=started,

@@ -53,6 +53,13 @@ class Figure:
     caption: str
 
 
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def _axis(values: list[Any]) -> tuple[list[Any], str, bool]:
     """Numeric x values and their unit, for values like ``"1000 cells"``;
     else the values as categories."""
@@ -123,10 +130,7 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
         caption = (f"Scenario {sweep}: {ylabel} against {x}" + (f", one line per {group}" if group else "")
                    + (f"; {_fmt(fixed)}" if fixed else "")
                    + f". Mean of {reps} replications per point; bars are 95% confidence intervals (Student t).")
-        fig.tight_layout()
-        path = out / f"{_slug(sweep)}__{metric}_vs_{_slug(x)}{'__' + str(k) if fixed else ''}.png"
-        fig.savefig(path)
-        plt.close(fig)
+        path = _save(fig, out / f"{_slug(sweep)}__{metric}_vs_{_slug(x)}{'__' + str(k) if fixed else ''}.png")
         figures.append(Figure(path, title, caption))
     return figures
 
@@ -153,10 +157,7 @@ def scatter_figure(sweep: str, summary: pd.DataFrame, params: list[str], out: Pa
         ax.legend(fontsize=8)
     title = f"{sweep}: efficiency vs fairness"
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = out / f"{_slug(sweep)}__efficiency_vs_fairness.png"
-    fig.savefig(path)
-    plt.close(fig)
+    path = _save(fig, out / f"{_slug(sweep)}__efficiency_vs_fairness.png")
     caption = (f"Scenario {sweep}: one marker per sweep point ({', '.join(params) or 'no parameters'}), mean over "
                "replications with 95% confidence intervals; the desirable corner is the upper right.")
     return Figure(path, title, caption)
@@ -167,8 +168,8 @@ def series_figure(store: Store, run_id: int, out: Path) -> Figure | None:
     df = store.series(run_id)
     if df.empty:
         return None
-    runs = store.runs()
-    row = runs[runs.run_id == run_id].iloc[0]
+    runs = store.runs(run_id=run_id)
+    row = runs.iloc[0]
     params = {c: row[c] for c in runs.columns if c not in _RUN_COLUMNS and c in _param_columns(runs)}
     names = list(dict.fromkeys(df["name"]))
     fig, axes = plt.subplots(len(names), 1, figsize=(7, 2.2 * len(names) + 0.6), dpi=110, sharex=True, squeeze=False)
@@ -183,10 +184,7 @@ def series_figure(store: Store, run_id: int, out: Path) -> Figure | None:
     axes[-1, 0].set_xlabel("time (s)")
     title = f"{row['sweep']}: time series of run {run_id}"
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    path = out / f"{_slug(str(row['sweep']))}__run{run_id}_series.png"
-    fig.savefig(path)
-    plt.close(fig)
+    path = _save(fig, out / f"{_slug(str(row['sweep']))}__run{run_id}_series.png")
     caption = (f"Scenario {row['sweep']}, run {run_id} (seed {row['seed']}, replication {row['replication']}"
                + (f"; {_fmt(params)}" if params else "") + "): sampled probes.")
     return Figure(path, title, caption)

@@ -16,11 +16,12 @@ import math
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from .records import RunRecord
 
 SCHEMA_VERSION = 1
 DEFAULT_DB = Path("results") / "atmlab.sqlite"
@@ -83,30 +84,6 @@ RUN_METRICS = (
     "cell_hops",
     "events",
 )
-
-
-@dataclass
-class RunRecord:
-    """One finished run, as a worker returns it."""
-
-    sweep: str
-    scenario_hash: str
-    scenario_json: str
-    point: int
-    params: dict[str, Any]
-    seed: int
-    replication: int
-    status: str
-    error: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
-    wall_s: float | None = None
-    result_json: str | None = None
-    provenance: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.scenario_hash, self.seed, self.replication)
 
 
 def flat_metrics(result: dict[str, Any]) -> dict[str, float | None]:
@@ -176,16 +153,17 @@ class Store:
     def record(self, rec: RunRecord) -> int:
         """Stores one run (replacing an earlier failed attempt), atomically."""
         result = json.loads(rec.result_json) if rec.result_json else None
+        spec = rec.spec
         with self._tx():
-            self._db.execute("INSERT OR IGNORE INTO scenarios VALUES (?, ?)", (rec.scenario_hash, rec.scenario_json))
-            self._db.execute("DELETE FROM runs WHERE scenario_hash = ? AND seed = ? AND replication = ?", rec.key)
+            self._db.execute("INSERT OR IGNORE INTO scenarios VALUES (?, ?)", (spec.scenario_hash, spec.scenario_json))
+            self._db.execute("DELETE FROM runs WHERE scenario_hash = ? AND seed = ? AND replication = ?", spec.key)
             p = rec.provenance
             cur = self._db.execute(
                 "INSERT INTO runs (sweep, scenario_hash, point, params, seed, replication, status, error, "
                 "atmlab_version, git_commit, git_dirty, started_at, finished_at, wall_s, result) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (rec.sweep, rec.scenario_hash, rec.point, json.dumps(rec.params), rec.seed,
-                 rec.replication, rec.status, rec.error, p.get("atmlab_version"), p.get("git_commit"),
+                (spec.sweep, spec.scenario_hash, spec.point, json.dumps(spec.params), spec.seed,
+                 spec.replication, rec.status, rec.error, p.get("atmlab_version"), p.get("git_commit"),
                  p.get("git_dirty"), rec.started_at, rec.finished_at, rec.wall_s, rec.result_json),
             )
             run_id = int(cur.lastrowid or 0)
@@ -202,7 +180,8 @@ class Store:
     def sweeps(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT sweep FROM runs ORDER BY sweep")]
 
-    def runs(self, sweep: str | None = None, status: str | None = None, all_metrics: bool = False) -> pd.DataFrame:
+    def runs(self, sweep: str | None = None, status: str | None = None, all_metrics: bool = False,
+             run_id: int | None = None) -> pd.DataFrame:
         """One row per run: ``run_id, sweep, scenario_hash, point,
         replication, seed, status, error, wall_s``, then one column per swept
         parameter, then the run-level metrics (every stored metric with
@@ -214,6 +193,9 @@ class Store:
         if status is not None:
             where.append("status = ?")
             args.append(status)
+        if run_id is not None:
+            where.append("run_id = ?")
+            args.append(run_id)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         runs = pd.read_sql_query(
             "SELECT run_id, sweep, scenario_hash, point, replication, seed, status, error, wall_s, params, "

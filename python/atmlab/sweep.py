@@ -27,10 +27,11 @@ import pandas as pd
 
 from . import _core, expand
 from .errors import ScenarioError
-from .executors import RunSpec, make
+from .executors import make
+from .records import RunRecord, RunSpec
 from .scenario import ScenarioLike, load
 from .stats import summarize, summarize_frame, t_halfwidth
-from .store import DEFAULT_DB, RUN_METRICS, RunRecord, Store
+from .store import DEFAULT_DB, RUN_METRICS, Store
 
 
 @dataclass
