@@ -521,6 +521,10 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if delack_timeout.is_zero() {
         return Err(err(key("delayed_ack_timeout"), "must be longer than 0 s"));
     }
+    let max_sack_blocks = pick!(max_sack_blocks).unwrap_or(d.max_sack_blocks);
+    if !(1..=4).contains(&max_sack_blocks) {
+        return Err(err(key("max_sack_blocks"), "must be 1 to 4 (the TCP option space)"));
+    }
     Ok(TcpConfig {
         variant: pick!(variant).unwrap_or(d.variant),
         mss: mss.min(u64::from(u32::MAX)) as u32,
@@ -534,6 +538,7 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
         delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
         delayed_ack_timeout: delack_timeout,
         delayed_ack_timer: pick!(delayed_ack_timer).unwrap_or(d.delayed_ack_timer),
+        max_sack_blocks,
     })
 }
 
@@ -547,6 +552,7 @@ fn app_has(app: &TcpSpec, k: &str) -> bool {
         "dupack_threshold" => app.dupack_threshold.is_some(),
         "max_rto" => app.max_rto.is_some() || app.min_rto.is_some(),
         "delayed_ack_timeout" => app.delayed_ack_timeout.is_some(),
+        "max_sack_blocks" => app.max_sack_blocks.is_some(),
         _ => false,
     }
 }

@@ -163,7 +163,7 @@ fn default_seed() -> u64 {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// `vanilla`, `tahoe` or `reno`.
+    /// `vanilla`, `tahoe`, `reno`, `newreno` or `sack`.
     pub variant: Option<TcpVariant>,
     /// Maximum segment size (default: MTU - 40).
     pub mss: Option<Bytes>,
@@ -193,6 +193,8 @@ pub struct TcpSpec {
     pub delayed_ack_timeout: Option<Time>,
     /// `tick_aligned` (BSD, default) or `exact` (ns-2).
     pub delayed_ack_timer: Option<TimerModel>,
+    /// SACK blocks per ACK, 1..4 (default 3).
+    pub max_sack_blocks: Option<u8>,
 }
 
 /// `[[hosts]]`.

@@ -13,11 +13,13 @@
 
 mod receiver;
 mod rtt;
+mod scoreboard;
 mod segment;
 mod sender;
 
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::{RtoConfig, RttEstimator};
+pub use scoreboard::Scoreboard;
 pub use segment::{SackBlocks, TcpFlags, TcpOptions, TcpSegment};
 pub use sender::{SenderStats, TcpSender};
 
@@ -26,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 /// The congestion-control variant of a sender.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "lowercase")]
 pub enum TcpVariant {
     /// Slow start, congestion avoidance and retransmission timeout only (no
     /// fast retransmit): the "Vanilla" TCP of 97-0424.
@@ -36,6 +38,12 @@ pub enum TcpVariant {
     Tahoe,
     /// Fast retransmit and fast recovery (RFC 2001, 4.3BSD-Reno).
     Reno,
+    /// Reno that stays in fast recovery until all data outstanding at the
+    /// loss is acknowledged, retransmitting on each partial ACK (RFC 6582).
+    NewReno,
+    /// Selective acknowledgements (RFC 2018) with Fall and Floyd's "sack1"
+    /// sender: a scoreboard and `pipe` during recovery.
+    Sack,
 }
 
 impl TcpVariant {
@@ -45,6 +53,8 @@ impl TcpVariant {
             TcpVariant::Vanilla => "vanilla",
             TcpVariant::Tahoe => "tahoe",
             TcpVariant::Reno => "reno",
+            TcpVariant::NewReno => "newreno",
+            TcpVariant::Sack => "sack",
         }
     }
 }
@@ -118,6 +128,9 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Duration,
     /// How the delayed-ACK timer is mapped onto ticks of `delayed_ack_timeout`.
     pub delayed_ack_timer: TimerModel,
+    /// SACK blocks a receiver puts in one ACK (RFC 2018 allows 4 without
+    /// timestamps; ns-2's default is 3).
+    pub max_sack_blocks: u8,
 }
 
 impl TcpConfig {
@@ -143,6 +156,7 @@ impl TcpConfig {
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_ms(200),
             delayed_ack_timer: TimerModel::TickAligned,
+            max_sack_blocks: 3,
         }
     }
 

@@ -44,6 +44,10 @@ pub struct TcpReceiver {
     rcv_scale: u8,
     scaling: bool,
     ooo: Vec<(u64, u64)>,
+    /// SACK was negotiated.
+    sack: bool,
+    /// Out-of-order ranges, most recently reported first (RFC 2018 s4).
+    sack_recent: Vec<(u64, u64)>,
     delack_pending: bool,
     delack_deadline: Option<SimTime>,
     /// Counters.
@@ -61,6 +65,8 @@ impl TcpReceiver {
             rcv_scale: 0,
             scaling: false,
             ooo: Vec::new(),
+            sack: false,
+            sack_recent: Vec::new(),
             delack_pending: false,
             delack_deadline: None,
             stats: ReceiverStats::default(),
@@ -91,6 +97,7 @@ impl TcpReceiver {
                     if self.scaling {
                         self.rcv_scale = self.cfg.window_shift();
                     }
+                    self.sack = seg.options.sack_permitted;
                     self.state = State::SynReceived;
                     self.send_syn_ack(out);
                 }
@@ -135,6 +142,8 @@ impl TcpReceiver {
                 self.ooo.remove(0);
             }
             self.stats.bytes_delivered += self.rcv_nxt - before;
+            let nxt = self.rcv_nxt;
+            self.sack_recent.retain(|&(_, e)| e > nxt);
             if filled_gap || !self.cfg.delayed_ack || self.delack_pending {
                 self.ack_now(out);
             } else {
@@ -148,6 +157,9 @@ impl TcpReceiver {
         } else {
             self.stats.out_of_order_segments += 1;
             self.insert_out_of_order(start, end);
+            if self.sack {
+                self.report_first(start);
+            }
             self.ack_now(out);
         }
     }
@@ -164,6 +176,33 @@ impl TcpReceiver {
             }
         }
         self.ooo = merged;
+    }
+
+    /// RFC 2018: the block holding the newest segment comes first, then the
+    /// most recently reported others (as they are now, merged).
+    fn report_first(&mut self, seq: u64) {
+        let containing = |r: &[(u64, u64)], x: u64| r.iter().copied().find(|&(s, e)| s <= x && x < e);
+        let first = containing(&self.ooo, seq).expect("the segment was just stored");
+        let mut order = vec![first];
+        for &(s, _) in &self.sack_recent {
+            if let Some(r) = containing(&self.ooo, s)
+                && !order.contains(&r)
+            {
+                order.push(r);
+            }
+        }
+        self.sack_recent = order;
+    }
+
+    /// The ACK's SACK blocks.
+    fn sack_blocks(&self) -> TcpOptions {
+        let mut options = TcpOptions::default();
+        if self.sack {
+            for &(s, e) in self.sack_recent.iter().take(usize::from(self.cfg.max_sack_blocks)) {
+                options.sack.push(s, e);
+            }
+        }
+        options
     }
 
     /// The delayed-ACK timer fired (the caller checks the deadline).
@@ -188,7 +227,7 @@ impl TcpReceiver {
             len: 0,
             flags: TcpFlags::ACK,
             window: self.window_field(),
-            options: TcpOptions::default(),
+            options: self.sack_blocks(),
         });
     }
 
@@ -197,6 +236,7 @@ impl TcpReceiver {
         let options = TcpOptions {
             mss: Some(self.cfg.mss.min(65_535) as u16),
             window_scale: self.scaling.then_some(self.rcv_scale),
+            sack_permitted: self.sack,
             ..TcpOptions::default()
         };
         out.push(TcpSegment {

@@ -1,6 +1,18 @@
 //! The sending side of a TCP connection.
+//!
+//! One state machine serves every variant; they differ only in what they do
+//! on duplicate ACKs and during recovery (see `docs/models/tcp.md`):
+//!
+//! | variant | fast retransmit | during recovery | leaves recovery on |
+//! |---|---|---|---|
+//! | Vanilla | no | - | - |
+//! | Tahoe | yes, then `cwnd = 1`, go back N | - | - |
+//! | Reno | yes | window inflation per duplicate ACK | any new ACK |
+//! | NewReno | yes | inflation; a partial ACK retransmits the next hole | an ACK at or above `recover` |
+//! | SACK | yes | `pipe` accounting, holes first, then new data | an ACK at or above `recover` |
 
 use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
 use super::{TcpConfig, TcpVariant};
 use atmlab_engine::SimTime;
@@ -25,7 +37,7 @@ pub struct SenderStats {
     pub retransmitted_bytes: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
-    /// Fast retransmits.
+    /// Fast retransmits (entries into fast retransmit / recovery).
     pub fast_retransmits: u64,
     /// ACKs received.
     pub acks_received: u64,
@@ -46,13 +58,26 @@ pub struct TcpSender {
     snd_max: u64,
     end: u64,
     cwnd: u64,
+    /// Reno/NewReno fast-recovery inflation, kept apart from `cwnd` so that a
+    /// timeout halves the real window (as ns-2's `dupwnd_`).
     dupwnd: u64,
     ssthresh: u64,
     snd_wnd: u64,
     snd_scale: u8,
     dupacks: u32,
+    /// Highest sequence sent when the last fast retransmit or timeout
+    /// happened; no new fast retransmit below it (RFC 6582 "careful").
     recover: u64,
-    in_fast_recovery: bool,
+    in_recovery: bool,
+    /// NewReno: the retransmit timer is reset on the first partial ACK only.
+    partial_acked: bool,
+    /// SACK was negotiated.
+    sack: bool,
+    scoreboard: Scoreboard,
+    /// SACK: bytes estimated in the network during recovery.
+    pipe: i64,
+    /// SACK: everything below this was retransmitted in this recovery.
+    high_rxt: u64,
     rtt: RttEstimator,
     timed: Option<(u64, SimTime)>,
     rto_deadline: Option<SimTime>,
@@ -83,7 +108,12 @@ impl TcpSender {
             snd_scale: 0,
             dupacks: 0,
             recover: iss,
-            in_fast_recovery: false,
+            in_recovery: false,
+            partial_acked: false,
+            sack: false,
+            scoreboard: Scoreboard::default(),
+            pipe: 0,
+            high_rxt: 0,
             timed: None,
             rto_deadline: None,
             stats: SenderStats::default(),
@@ -125,7 +155,19 @@ impl TcpSender {
     }
     /// Whether fast recovery is in progress.
     pub fn in_fast_recovery(&self) -> bool {
-        self.in_fast_recovery
+        self.in_recovery
+    }
+    /// Whether SACK was negotiated.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack
+    }
+    /// The SACK scoreboard.
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.scoreboard
+    }
+    /// SACK: the estimate of bytes in the network during recovery.
+    pub fn pipe(&self) -> i64 {
+        self.pipe
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
@@ -155,6 +197,7 @@ impl TcpSender {
         let options = TcpOptions {
             mss: Some(self.cfg.mss.min(65_535) as u16),
             window_scale: self.cfg.offers_window_scale().then(|| self.cfg.window_shift()),
+            sack_permitted: self.cfg.variant == TcpVariant::Sack,
             ..TcpOptions::default()
         };
         out.push(TcpSegment {
@@ -196,6 +239,7 @@ impl TcpSender {
         if self.cfg.offers_window_scale() {
             self.snd_scale = seg.options.window_scale.unwrap_or(0).min(14);
         }
+        self.sack = self.cfg.variant == TcpVariant::Sack && seg.options.sack_permitted;
         self.snd_wnd = u64::from(seg.window); // a SYN's window is never scaled
         if let Some((_, sent)) = self.timed.take() {
             self.rtt.sample(now - sent, sent);
@@ -226,6 +270,9 @@ impl TcpSender {
             return; // acknowledges nothing we sent, or an old ACK
         }
         self.stats.acks_received += 1;
+        if self.sack {
+            self.scoreboard.update(ack, seg.options.sack.as_slice());
+        }
         let wnd = u64::from(seg.window) << self.snd_scale;
         if ack > self.snd_una {
             self.on_new_ack(now, ack, wnd, out);
@@ -248,26 +295,87 @@ impl TcpSender {
             self.rtt.reset_backoff();
             self.timed = None;
         }
+        let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_wnd = wnd;
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        if self.in_fast_recovery {
-            // RFC 2001: the first ACK of new data ends fast recovery and
-            // deflates the window to ssthresh (a partial ACK too).
-            self.in_fast_recovery = false;
-            self.dupwnd = 0;
+        self.dupacks = 0;
+        if self.in_recovery {
+            self.on_ack_in_recovery(now, ack, acked, out);
         } else {
             self.open_cwnd();
+            self.restart_timer(now);
+            self.output(now, out);
         }
-        self.dupacks = 0;
+    }
+
+    /// A new ACK while recovering from a fast retransmit.
+    fn on_ack_in_recovery(&mut self, now: SimTime, ack: u64, acked: u64, out: &mut Vec<TcpSegment>) {
+        match self.cfg.variant {
+            // RFC 2001: the first ACK of new data ends recovery, partial or not.
+            TcpVariant::Reno | TcpVariant::Vanilla | TcpVariant::Tahoe => {
+                self.end_recovery(self.ssthresh);
+                self.restart_timer(now);
+                self.output(now, out);
+            }
+            TcpVariant::NewReno if ack >= self.recover => {
+                // RFC 6582 s3.2 step 3, option 1.
+                let flight = self.snd_max - self.snd_una;
+                self.end_recovery(self.ssthresh.min(flight.max(self.mss) + self.mss));
+                self.restart_timer(now);
+                self.output(now, out);
+            }
+            TcpVariant::NewReno => {
+                // Partial ACK: retransmit the next unacknowledged segment,
+                // deflate the window by what was acknowledged and add back
+                // one segment; reset the timer on the first partial ACK only.
+                let len = self.mss.min(self.end - self.snd_una);
+                self.send_data(now, self.snd_una, len, out);
+                let window =
+                    (self.cwnd + self.dupwnd).saturating_sub(acked) + if acked >= self.mss { self.mss } else { 0 };
+                if window >= self.cwnd {
+                    self.dupwnd = window - self.cwnd;
+                } else {
+                    self.cwnd = window.max(self.mss);
+                    self.dupwnd = 0;
+                }
+                if !self.partial_acked {
+                    self.partial_acked = true;
+                    self.arm(now);
+                }
+                self.output(now, out);
+            }
+            TcpVariant::Sack if ack >= self.recover => {
+                // sack1: recovery ends with cwnd at its halved value.
+                self.end_recovery(self.cwnd);
+                self.restart_timer(now);
+                self.output(now, out);
+            }
+            TcpVariant::Sack => {
+                // sack1: a partial ACK means the retransmission and the
+                // original have both left the network.
+                self.pipe -= 2 * self.mss as i64;
+                self.arm(now);
+                self.send_in_recovery(now, out);
+            }
+        }
+    }
+
+    fn end_recovery(&mut self, cwnd: u64) {
+        self.in_recovery = false;
+        self.cwnd = cwnd.max(self.mss);
+        self.dupwnd = 0;
+        self.pipe = 0;
+    }
+
+    fn restart_timer(&mut self, now: SimTime) {
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
         } else {
             self.arm(now);
         }
-        self.output(now, out);
     }
 
     fn open_cwnd(&mut self) {
@@ -286,40 +394,81 @@ impl TcpSender {
     }
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
-        self.dupacks += 1;
         let thresh = self.cfg.dupack_threshold;
-        match self.cfg.variant {
-            TcpVariant::Vanilla => {}
-            TcpVariant::Tahoe | TcpVariant::Reno if self.dupacks == thresh => {
-                // One fast retransmit per window: not while the ACKs still
-                // cover only data sent before the last loss event.
-                if self.snd_una < self.recover {
-                    return;
-                }
-                self.stats.fast_retransmits += 1;
-                self.halve();
-                self.recover = self.snd_max;
-                self.timed = None;
-                if self.cfg.variant == TcpVariant::Tahoe {
-                    self.cwnd = self.mss;
-                    self.snd_nxt = self.snd_una; // go back N
-                    self.arm(now);
-                    self.output(now, out);
-                } else {
-                    self.cwnd = self.ssthresh;
-                    self.dupwnd = u64::from(thresh) * self.mss;
-                    self.in_fast_recovery = true;
-                    let len = self.mss.min(self.end - self.snd_una);
-                    self.send_data(now, self.snd_una, len, out);
-                    self.arm(now);
+        if self.in_recovery {
+            match self.cfg.variant {
+                TcpVariant::Reno | TcpVariant::NewReno => {
+                    self.dupwnd += self.mss; // one more segment has left the network
                     self.output(now, out);
                 }
+                TcpVariant::Sack => {
+                    self.pipe -= self.mss as i64;
+                    self.send_in_recovery(now, out);
+                }
+                TcpVariant::Vanilla | TcpVariant::Tahoe => {}
             }
-            TcpVariant::Reno if self.dupacks > thresh && self.in_fast_recovery => {
-                self.dupwnd += self.mss; // one more segment has left the network
+            return;
+        }
+        self.dupacks += 1;
+        // One fast retransmit per window: not while the ACKs still cover only
+        // data sent before the last loss event.
+        if self.dupacks != thresh || self.cfg.variant == TcpVariant::Vanilla || self.snd_una < self.recover {
+            return;
+        }
+        self.stats.fast_retransmits += 1;
+        self.halve();
+        self.recover = self.snd_max;
+        self.timed = None;
+        let len = self.mss.min(self.end - self.snd_una);
+        match self.cfg.variant {
+            TcpVariant::Tahoe => {
+                self.cwnd = self.mss;
+                self.snd_nxt = self.snd_una; // go back N
+                self.arm(now);
                 self.output(now, out);
             }
-            TcpVariant::Tahoe | TcpVariant::Reno => {}
+            TcpVariant::Reno | TcpVariant::NewReno => {
+                self.in_recovery = true;
+                self.partial_acked = false;
+                self.cwnd = self.ssthresh;
+                self.dupwnd = u64::from(thresh) * self.mss;
+                self.send_data(now, self.snd_una, len, out);
+                self.arm(now);
+                self.output(now, out);
+            }
+            TcpVariant::Sack => {
+                // sack1: pipe = what is outstanding less the segments the
+                // duplicate ACKs report as having left; cwnd = ssthresh.
+                self.in_recovery = true;
+                self.cwnd = self.ssthresh;
+                self.pipe = (self.snd_max - self.snd_una) as i64 - i64::from(thresh) * self.mss as i64;
+                self.send_data(now, self.snd_una, len, out);
+                self.high_rxt = self.snd_una + len;
+                self.arm(now);
+            }
+            TcpVariant::Vanilla => unreachable!("returned above"),
+        }
+    }
+
+    /// SACK recovery: while `pipe < cwnd`, send the next hole, else new data.
+    fn send_in_recovery(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        while self.pipe < self.cwnd as i64 {
+            let from = self.high_rxt.max(self.snd_una);
+            if let Some((seq, len)) = self.scoreboard.next_hole(from, self.mss) {
+                let len = len.min(self.end - seq);
+                self.send_data(now, seq, len, out);
+                self.high_rxt = seq + len;
+            } else {
+                let limit = self.snd_una.saturating_add(self.snd_wnd);
+                let seq = self.snd_nxt.max(self.snd_max);
+                let len = self.mss.min(self.end.saturating_sub(seq));
+                if len == 0 || seq + len > limit {
+                    break;
+                }
+                self.send_data(now, seq, len, out);
+                self.snd_nxt = seq + len;
+            }
+            self.pipe += self.mss as i64;
         }
     }
 
@@ -343,9 +492,12 @@ impl TcpSender {
                 self.halve();
                 self.cwnd = self.mss;
                 self.dupwnd = 0;
-                self.in_fast_recovery = false;
+                self.pipe = 0;
+                self.in_recovery = false;
                 self.dupacks = 0;
                 self.recover = self.snd_max;
+                // RFC 2018: after a timeout SACK information is stale.
+                self.scoreboard.clear();
                 self.rtt.back_off();
                 self.timed = None;
                 self.snd_nxt = self.snd_una; // go back N
@@ -359,7 +511,7 @@ impl TcpSender {
         self.rto_deadline = Some(self.cfg.rto_timer.expiry(now, self.rtt.rto(), self.cfg.rto.tick));
     }
 
-    /// Sends what the window allows.
+    /// Sends what the window allows (outside SACK recovery).
     fn output(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
         if self.state != State::Established {
             return;

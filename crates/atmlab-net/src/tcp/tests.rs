@@ -288,3 +288,164 @@ fn test_finite_transfer_stops_at_its_end() {
     assert_eq!(p.rx.stats.bytes_delivered, 1000);
     assert_eq!(p.tx.stats.bytes_sent, 1000);
 }
+
+// ---------------------------------------------------------------------------
+// Loss patterns through a wave-by-wave network: every segment in flight is
+// delivered (in order), then every ACK; the segments listed in `lose` are
+// dropped the first time they are sent. When nothing is in flight the clock
+// jumps to the retransmission timer.
+
+struct Trace {
+    tx: TcpSender,
+    rx: TcpReceiver,
+    /// Every data segment sent, in order: (wave, seq, retransmission?).
+    sent: Vec<(usize, u64, bool)>,
+}
+
+/// Grows cwnd to 16 loss-free, then loses the segments of the next window
+/// with the given indices (0..16) once, and runs `waves` more waves.
+fn run_losses(variant: TcpVariant, lose: &[u64], waves: usize) -> Trace {
+    let (mut p, first) = Pair::established(cfg(variant));
+    let mut inflight = p.grow_to(16, first);
+    let base = inflight[0].seq;
+    let lost_seqs: Vec<u64> = lose.iter().map(|i| base + i * MSS).collect();
+    let mut dropped: Vec<u64> = Vec::new();
+    let mut sent: Vec<(usize, u64, bool)> = inflight.iter().map(|s| (0, s.seq, false)).collect();
+    let mut max_seen = inflight.iter().map(|s| s.seq).max().unwrap();
+    for wave in 1..=waves {
+        let delivered: Vec<TcpSegment> = inflight
+            .iter()
+            .copied()
+            .filter(|s| {
+                let lose = lost_seqs.contains(&s.seq) && !dropped.contains(&s.seq);
+                if lose {
+                    dropped.push(s.seq);
+                }
+                !lose
+            })
+            .collect();
+        p.tick(Duration::from_ms(1));
+        let acks = p.deliver_to_rx(&delivered);
+        p.tick(Duration::from_ms(1));
+        let mut next = p.deliver_to_tx(&acks);
+        if next.is_empty() && p.tx.snd_una() < p.tx.snd_max() {
+            p.now = p.tx.rto_deadline().expect("outstanding data has a timer");
+            p.tx.on_timeout(p.now, &mut next);
+        }
+        for s in next.iter().filter(|s| s.len > 0) {
+            sent.push((wave, s.seq, s.seq <= max_seen));
+            max_seen = max_seen.max(s.seq);
+        }
+        inflight = next.into_iter().filter(|s| s.len > 0).collect();
+    }
+    Trace { tx: p.tx, rx: p.rx, sent }
+}
+
+#[test]
+fn test_one_loss_every_variant() {
+    for variant in [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack] {
+        let t = run_losses(variant, &[0], 8);
+        assert_eq!(t.tx.stats.fast_retransmits, 1, "{variant:?}");
+        assert_eq!(t.tx.stats.timeouts, 0, "{variant:?}");
+        assert!(!t.tx.in_fast_recovery(), "{variant:?} recovered");
+    }
+    let t = run_losses(TcpVariant::Vanilla, &[0], 8);
+    assert_eq!((t.tx.stats.fast_retransmits, t.tx.stats.timeouts), (0, 1));
+    assert_eq!(t.tx.stats.retransmitted_segments, 1, "then go back N: the others were acknowledged");
+}
+
+#[test]
+fn test_sack_single_loss_vector() {
+    // As the Reno vector: 7 new segments during recovery, cwnd 8 after.
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Sack);
+    assert!(p.tx.sack_enabled());
+    assert_eq!(dupacks[0].options.sack.as_slice(), &[(lost.seq + MSS, lost.seq + 2 * MSS)]);
+    let out = p.deliver_to_tx(&dupacks[..3]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].seq, lost.seq);
+    assert_eq!(p.tx.pipe(), 13 * MSS as i64, "16 outstanding - 3 duplicate ACKs");
+    let mut new_data = Vec::new();
+    for a in &dupacks[3..] {
+        new_data.extend(p.deliver_to_tx(std::slice::from_ref(a)));
+    }
+    assert_eq!(new_data.len(), 7);
+    assert!(new_data.iter().all(|s| s.seq >= lost.seq + 16 * MSS));
+    let ack = p.deliver_to_rx(&out);
+    p.deliver_to_tx(&ack);
+    assert_eq!(p.tx.cwnd(), 8 * MSS);
+    assert!(!p.tx.in_fast_recovery());
+}
+
+#[test]
+fn test_two_losses_in_a_window() {
+    // Segments 0 and 5 of a 16-segment window are lost.
+    let reno = run_losses(TcpVariant::Reno, &[0, 5], 12);
+    assert_eq!(reno.tx.stats.fast_retransmits, 1);
+    assert_eq!(reno.tx.stats.timeouts, 1, "Reno leaves recovery on the partial ACK and waits for the timer");
+
+    let newreno = run_losses(TcpVariant::NewReno, &[0, 5], 12);
+    assert_eq!((newreno.tx.stats.fast_retransmits, newreno.tx.stats.timeouts), (1, 0));
+    assert_eq!(newreno.tx.stats.retransmitted_segments, 2, "the partial ACK retransmits segment 5");
+
+    let sack = run_losses(TcpVariant::Sack, &[0, 5], 12);
+    assert_eq!((sack.tx.stats.fast_retransmits, sack.tx.stats.timeouts), (1, 0));
+    assert_eq!(sack.tx.stats.retransmitted_segments, 2);
+    // sack1 retransmits segment 5 from the scoreboard in the same wave as
+    // segment 0, before any partial ACK: one round trip earlier than NewReno.
+    let rexmit_wave = |t: &Trace| t.sent.iter().filter(|s| s.2).map(|s| s.0).collect::<Vec<_>>();
+    let (sw, nw) = (rexmit_wave(&sack), rexmit_wave(&newreno));
+    assert_eq!(sw[0], sw[1], "SACK: both holes in one wave");
+    assert!(nw[1] > nw[0], "NewReno: the second hole a round trip later");
+
+    let vanilla = run_losses(TcpVariant::Vanilla, &[0, 5], 12);
+    assert_eq!((vanilla.tx.stats.fast_retransmits, vanilla.tx.stats.timeouts), (0, 1));
+
+    // Everyone ends with every byte delivered in order.
+    for t in [&reno, &newreno, &sack, &vanilla] {
+        assert!(t.rx.out_of_order().is_empty());
+        assert_eq!(t.rx.rcv_nxt(), t.tx.snd_una());
+    }
+}
+
+#[test]
+fn test_whole_window_lost_is_a_timeout_for_every_variant() {
+    let all: Vec<u64> = (0..16).collect();
+    for variant in [TcpVariant::Vanilla, TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack] {
+        let t = run_losses(variant, &all, 1);
+        assert_eq!((t.tx.stats.timeouts, t.tx.stats.fast_retransmits), (1, 0), "{variant:?}");
+        assert_eq!(t.tx.cwnd(), MSS, "{variant:?}: one segment after the timeout");
+        assert_eq!(t.tx.ssthresh(), 8 * MSS, "{variant:?}");
+        assert!(t.tx.scoreboard().ranges().is_empty());
+    }
+}
+
+#[test]
+fn test_newreno_full_ack_sets_cwnd_to_min_ssthresh_flight_plus_one() {
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::NewReno);
+    let rexmit = p.deliver_to_tx(&dupacks[..3]);
+    let _new = p.deliver_to_tx(&dupacks[3..]); // seven new segments go out
+    let ack = p.deliver_to_rx(&rexmit);
+    assert_eq!(ack[0].ack, lost.seq + 16 * MSS, "a full ACK");
+    p.deliver_to_tx(&ack);
+    // 7 segments still in flight: min(ssthresh 8, 7 + 1) = 8 segments.
+    assert_eq!(p.tx.cwnd(), 8 * MSS);
+    assert!(!p.tx.in_fast_recovery());
+}
+
+#[test]
+fn test_receiver_sack_blocks_follow_rfc2018_order() {
+    let c = cfg(TcpVariant::Sack);
+    let (mut p, first) = Pair::established(c);
+    let seg = |i: u64| TcpSegment { seq: 1 + MSS * i, len: MSS as u32, ..first[0] };
+    let acks = p.deliver_to_rx(&[seg(2), seg(5), seg(3), seg(8)]);
+    let blocks: Vec<Vec<(u64, u64)>> = acks.iter().map(|a| a.options.sack.as_slice().to_vec()).collect();
+    let r = |a: u64, b: u64| (1 + MSS * a, 1 + MSS * b);
+    assert_eq!(blocks[0], vec![r(2, 3)]);
+    assert_eq!(blocks[1], vec![r(5, 6), r(2, 3)], "the newest block first");
+    assert_eq!(blocks[2], vec![r(2, 4), r(5, 6)], "merged block first");
+    assert_eq!(blocks[3], vec![r(8, 9), r(2, 4), r(5, 6)], "at most three blocks");
+    // Filling the gap below 2..4 drops that block.
+    let acks = p.deliver_to_rx(&[seg(0), seg(1)]);
+    assert_eq!(acks[1].ack, 1 + 4 * MSS);
+    assert_eq!(acks[1].options.sack.as_slice(), &[r(8, 9), r(5, 6)]);
+}
