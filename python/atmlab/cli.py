@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, bench as bench_mod, report as report_mod, reproduce as reproduce_mod
+from . import __version__, reproduce as reproduce_mod
 from .api import run as run_scenario
 from .errors import AtmlabError
 from .result import Result
@@ -32,6 +32,7 @@ from .result import Result
 if TYPE_CHECKING:
     import pandas as pd
 from .scenario import bundled_names, validate as validate_scenario
+from .stats import SUMMARY_METRICS
 from .store import DEFAULT_DB
 from .sweep import Progress as SweepProgress, Sweep, results as load_results
 
@@ -176,6 +177,8 @@ def bench(as_json: bool, quick: bool) -> None:
     nsource_lan and nsource_wan scenarios (TCP and all metrics on), single
     core, and prints each figure and its ratio to the bare loop.
     """
+    from . import bench as bench_mod
+
     if not as_json:
         err.print("running the baseline, nsource_lan, nsource_wan, baseline ...")
     res = bench_mod.run(quick=quick)
@@ -252,7 +255,7 @@ def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: in
     if outcome.interrupted:
         err.print("[yellow]interrupted:[/] every finished run is saved; run the same command to resume.")
         sys.exit(130)
-    summary = s.summary(db, metrics=list(report_mod.SUMMARY_METRICS))
+    summary = s.summary(db, metrics=list(SUMMARY_METRICS))
     if not summary.empty:
         _print_summary(summary, s.param_names)
     if outcome.failed:
@@ -307,6 +310,8 @@ def results(db: Path, sweep_name: str | None, status: str | None, csv_path: Path
 @click.option("--run", "run_id", type=int, default=None, help="Plot this run's time series.")
 def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group: str | None,
            metrics: tuple[str, ...], run_id: int | None) -> None:
+    from . import report as report_mod  # matplotlib: imported only when needed
+
     try:
         page = report_mod.build(db, out_dir, sweep=sweep_name, x=x, group=group, metrics=list(metrics) or None,
                                 run_id=run_id)
@@ -319,7 +324,7 @@ def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group
 def _print_summary(summary: "pd.DataFrame", params: list[str]) -> None:
     """Per point: the parameters, n, and each metric as mean +/- CI half-width."""
     t = Table(title="per point: mean +/- 95% CI half-width", title_justify="left", title_style="bold")
-    metrics = [m for m in report_mod.SUMMARY_METRICS if f"{m}_mean" in summary]
+    metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary]
     for c in [*params, "n"]:
         t.add_column(c, justify="right")
     for m in metrics:

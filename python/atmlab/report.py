@@ -25,10 +25,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .stats import summarize_frame  # noqa: E402
+from .stats import SUMMARY_METRICS, summarize_frame  # noqa: E402
 from .store import Store  # noqa: E402
 
-SUMMARY_METRICS = ("efficiency", "fairness", "tcp_goodput_bps", "cell_loss_ratio")
 MAX_FIGURES_PER_METRIC = 12
 
 # Metric -> (label with unit, scale to apply)
@@ -279,4 +278,4 @@ def figure_paths(page: Path) -> list[Path]:
     return sorted(page.parent.glob("*.png"))
 
 
-__all__ = ["build", "figure_paths"]
+__all__ = ["SUMMARY_METRICS", "build", "figure_paths"]

@@ -3,14 +3,17 @@ confidence interval for every metric of a sweep point."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats as _st
 
 LEVEL = 0.95
+
+# The run-level metrics summarized and plotted by default.
+SUMMARY_METRICS = ("efficiency", "fairness", "tcp_goodput_bps", "cell_loss_ratio")
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,14 @@ def t_halfwidth(std: float, n: int, level: float = LEVEL) -> float:
     """Half-width of the Student-t interval of a mean of `n` values."""
     if n < 2 or math.isnan(std):
         return math.nan
-    return float(_st.t.ppf(0.5 + level / 2, n - 1)) * std / math.sqrt(n)
+    return _t_quantile(0.5 + level / 2, n - 1) * std / math.sqrt(n)
+
+
+@functools.cache
+def _t_quantile(p: float, dof: int) -> float:
+    from scipy import stats  # imported on first use: it takes most of a second
+
+    return float(stats.t.ppf(p, dof))
 
 
 def summarize(values: Sequence[float], level: float = LEVEL) -> Summary:

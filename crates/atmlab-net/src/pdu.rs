@@ -23,7 +23,8 @@ const INDEX_BITS: u32 = 24;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 
 impl PduId {
-    /// An id that never names a live PDU.
+    /// An id that never names a live PDU: the mark of a cell that is not
+    /// part of an AAL5 frame (a cell source's cells).
     pub const NONE: PduId = PduId(u32::MAX);
 
     fn new(index: u32, generation: u8) -> PduId {

@@ -1,5 +1,6 @@
 //! Runs a scenario file without Python, for profiling:
-//! `cargo run --release -p atmlab-scenario --example run -- FILE [SEED]`.
+//! `cargo run --release -p atmlab-scenario --example run -- FILE [SEED]`
+//! (TOML, or the JSON of an expanded template).
 #![allow(clippy::disallowed_methods)] // times the run with the wall clock
 
 fn main() {
@@ -7,7 +8,10 @@ fn main() {
     let path = args.next().expect("usage: run FILE [SEED]");
     let seed: Option<u64> = args.next().map(|s| s.parse().expect("SEED is an integer"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let sc = atmlab_scenario::parse_toml(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // JSON is what the Python front sends after expanding templates (`atmlab.load(...).to_json()`).
+    let sc =
+        if path.ends_with(".json") { atmlab_scenario::parse_json(&text) } else { atmlab_scenario::parse_toml(&text) }
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
     let sim = sc.build(seed.unwrap_or(sc.simulation.seed), 0).unwrap_or_else(|e| panic!("{path}: {e}"));
     let t = std::time::Instant::now();
     let r = sim.run().expect("run");

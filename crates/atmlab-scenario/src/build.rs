@@ -7,12 +7,14 @@ use crate::schema::*;
 use atmlab_engine::{Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{
-    AcceptancePolicy, Epd, PortConfig, Ppd, Queueing, SchedulerKind, ServiceCategory, StrictPriority, TailDrop, VcLabel,
+    AcceptancePolicy, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind, SelectiveDrop,
+    ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
 use atmlab_net::sim::{
-    CbrParams, LossModel, NetworkBuilder, NodeRef, ProbeKind, ProbeSpec, ProbeTarget, RunMeta, Simulation, VcHandle,
+    CbrParams, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec, ProbeTarget, RunMeta, Simulation,
+    VcHandle,
 };
 use atmlab_net::tcp::{RtoConfig, TcpConfig};
 use rand::RngExt;
@@ -20,8 +22,11 @@ use std::collections::BTreeMap;
 
 /// Default IP MTU of Classical IP over ATM (RFC 1577).
 pub const DEFAULT_MTU: u64 = 9180;
-/// Default EPD threshold as a fraction of the buffer.
-pub const DEFAULT_EPD_FRACTION: f64 = 0.8;
+/// Default threshold `R` of EPD, Selective Drop and FBA, as a fraction of the
+/// buffer (the OSU UBR+ studies, as recalled in algorithms.md s4; unverified).
+pub const DEFAULT_THRESHOLD_FRACTION: f64 = 0.9;
+/// Default `Z` of Selective Drop and FBA (same source).
+pub const DEFAULT_Z: f64 = 0.8;
 
 fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path, msg)
@@ -142,8 +147,10 @@ impl<'a> Ctx<'a> {
                 Some(p) => drop_policy(ppath, p, pool)?,
             };
         }
+        let sched_path = at("scheduler");
         let scheduler = match over.and_then(|o| o.scheduler).or(spec.port.scheduler) {
-            None | Some(SchedulerSpec::StrictPriority) => SchedulerKind::StrictPriority(StrictPriority),
+            None => SchedulerKind::StrictPriority(StrictPriority),
+            Some(sc) => scheduler(&sched_path, &sc)?,
         };
         Ok(PortConfig { queueing: Queueing::PerCategory, buffer: Some(buffer), class_buffers, policies, scheduler })
     }
@@ -248,6 +255,29 @@ impl<'a> Ctx<'a> {
                         .map_err(|e| err(format!("{path}.tcp.mss"), e.to_string()))?;
                     self.apps.insert(&a.name, AppRef::Tcp(id));
                 }
+                AppKind::Onoff => {
+                    only_keys(&path, a, &["peak", "on", "off", "period", "duty"])?;
+                    let peak =
+                        a.peak.ok_or_else(|| err(format!("{path}.peak"), "an onoff application needs a peak rate"))?.0;
+                    let (on, off) = match (a.on, a.off, a.period, a.duty) {
+                        (Some(on), Some(off), None, None) => (on.0, off.0),
+                        (None, None, Some(period), Some(duty)) => {
+                            if !(duty > 0.0 && duty <= 1.0) {
+                                return Err(err(format!("{path}.duty"), format!("{duty} is not in (0, 1]")));
+                            }
+                            let on = Duration::from_ps((period.0.as_ps() as f64 * duty).round() as u64);
+                            (on, period.0 - on)
+                        }
+                        _ => {
+                            return Err(err(
+                                path.clone(),
+                                "an onoff application needs either on and off, or period and duty",
+                            ));
+                        }
+                    };
+                    let params = OnOffParams { peak, on, off, start: t };
+                    self.b.add_onoff(&a.name, &handle, params).map_err(|e| err(format!("{path}.on"), e.to_string()))?;
+                }
                 AppKind::UdpCbr => {
                     only_keys(&path, a, &["payload", "interval", "count", "max_payload"])?;
                     let need = |k: &str| err(format!("{path}.{k}"), format!("a udp_cbr application needs a {k}"));
@@ -351,6 +381,7 @@ impl<'a> Ctx<'a> {
         if let Some(p) = port {
             self.b.set_efficiency_port(p);
         }
+        self.b.set_efficiency_capacity(self.sc.metrics.efficiency_capacity.unwrap_or_default());
         Ok(())
     }
 
@@ -407,6 +438,11 @@ fn only_keys(path: &str, a: &AppSpec, allowed: &[&str]) -> Result<(), ScenarioEr
         ("interval", a.interval.is_some()),
         ("count", a.count.is_some()),
         ("max_payload", a.max_payload.is_some()),
+        ("peak", a.peak.is_some()),
+        ("on", a.on.is_some()),
+        ("off", a.off.is_some()),
+        ("period", a.period.is_some()),
+        ("duty", a.duty.is_some()),
     ];
     match present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
         Some((key, _)) => Err(err(format!("{path}.{key}"), format!("is not a key of a {} application", a.kind.name()))),
@@ -421,46 +457,92 @@ fn positive_cells(path: String, c: Cells) -> Result<u32, ScenarioError> {
     u32::try_from(c.0).map_err(|_| err(path, "more than 4294967295 cells"))
 }
 
+fn scheduler(path: &str, sc: &SchedulerSpec) -> Result<SchedulerKind, ScenarioError> {
+    match sc.kind {
+        SchedulerKindName::StrictPriority => {
+            if sc.gr.is_some() || sc.class.is_some() {
+                let key = if sc.gr.is_some() { "gr" } else { "class" };
+                return Err(err(format!("{path}.{key}"), "is not a key of the strict_priority scheduler"));
+            }
+            Ok(SchedulerKind::StrictPriority(StrictPriority))
+        }
+        SchedulerKindName::GuaranteedRate => {
+            let gr = sc.gr.ok_or_else(|| err(format!("{path}.gr"), "the guaranteed_rate scheduler needs gr"))?;
+            if !(0.0..=1.0).contains(&gr) {
+                return Err(err(format!("{path}.gr"), format!("{gr} is not a fraction of the link in [0, 1]")));
+            }
+            // An exact fraction: micro-slot resolution, reduced.
+            let (mut num, mut den) = ((gr * 1e6).round() as u64, 1_000_000u64);
+            let g = gcd(num, den);
+            num /= g;
+            den /= g;
+            let class = sc.class.unwrap_or(ServiceCategory::Ubr);
+            Ok(SchedulerKind::GuaranteedRate(GuaranteedRate::new(num, den, class.index())))
+        }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a.max(1) } else { gcd(b, a % b) }
+}
+
 fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<AcceptancePolicy, ScenarioError> {
-    let refuse = |key: &str, present: bool, kind: &str| {
+    let kind = match p.kind {
+        DropPolicyKind::TailDrop => "tail_drop",
+        DropPolicyKind::Ppd => "ppd",
+        DropPolicyKind::Epd => "epd",
+        DropPolicyKind::SelectiveDrop => "selective_drop",
+        DropPolicyKind::Fba => "fba",
+    };
+    let refuse = |key: &str, present: bool| {
         if present { Err(err(format!("{path}.{key}"), format!("is not a key of the {kind} policy"))) } else { Ok(()) }
+    };
+    let keep = p.keep_end_of_frame.unwrap_or(true);
+    let threshold = || -> Result<u32, ScenarioError> {
+        match (p.threshold, p.threshold_fraction) {
+            (Some(_), Some(_)) => Err(err(path.clone(), "give either threshold or threshold_fraction, not both")),
+            (Some(t), None) if t.0 > u64::from(pool) => {
+                Err(err(format!("{path}.threshold"), format!("{} cells exceeds the {pool}-cell buffer", t.0)))
+            }
+            (Some(t), None) => Ok(t.0 as u32),
+            (None, f) => {
+                let f = f.unwrap_or(DEFAULT_THRESHOLD_FRACTION);
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(err(format!("{path}.threshold_fraction"), format!("{f} is not in (0, 1]")));
+                }
+                Ok((f * f64::from(pool)).round() as u32)
+            }
+        }
+    };
+    let z = || -> Result<f64, ScenarioError> {
+        let z = p.z.unwrap_or(DEFAULT_Z);
+        if !(z > 0.0 && z.is_finite()) {
+            return Err(err(format!("{path}.z"), format!("{z} must be a positive number")));
+        }
+        Ok(z)
     };
     Ok(match p.kind {
         DropPolicyKind::TailDrop => {
-            refuse("threshold", p.threshold.is_some(), "tail_drop")?;
-            refuse("threshold_fraction", p.threshold_fraction.is_some(), "tail_drop")?;
-            refuse("keep_end_of_frame", p.keep_end_of_frame.is_some(), "tail_drop")?;
+            refuse("threshold", p.threshold.is_some())?;
+            refuse("threshold_fraction", p.threshold_fraction.is_some())?;
+            refuse("z", p.z.is_some())?;
+            refuse("keep_end_of_frame", p.keep_end_of_frame.is_some())?;
             AcceptancePolicy::TailDrop(TailDrop)
         }
         DropPolicyKind::Ppd => {
-            refuse("threshold", p.threshold.is_some(), "ppd")?;
-            refuse("threshold_fraction", p.threshold_fraction.is_some(), "ppd")?;
-            AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: p.keep_end_of_frame.unwrap_or(true) })
+            refuse("threshold", p.threshold.is_some())?;
+            refuse("threshold_fraction", p.threshold_fraction.is_some())?;
+            refuse("z", p.z.is_some())?;
+            AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: keep })
         }
         DropPolicyKind::Epd => {
-            let threshold = match (p.threshold, p.threshold_fraction) {
-                (Some(_), Some(_)) => {
-                    return Err(err(path, "give either threshold or threshold_fraction, not both"));
-                }
-                (Some(t), None) => {
-                    if t.0 > u64::from(pool) {
-                        return Err(err(
-                            format!("{path}.threshold"),
-                            format!("{} cells exceeds the {pool}-cell buffer", t.0),
-                        ));
-                    }
-                    t.0 as u32
-                }
-                (None, f) => {
-                    let f = f.unwrap_or(DEFAULT_EPD_FRACTION);
-                    if !(f > 0.0 && f <= 1.0) {
-                        return Err(err(format!("{path}.threshold_fraction"), format!("{f} is not in (0, 1]")));
-                    }
-                    (f * f64::from(pool)).round() as u32
-                }
-            };
-            AcceptancePolicy::Epd(Epd { threshold, keep_end_of_frame: p.keep_end_of_frame.unwrap_or(true) })
+            refuse("z", p.z.is_some())?;
+            AcceptancePolicy::Epd(Epd { threshold: threshold()?, keep_end_of_frame: keep })
         }
+        DropPolicyKind::SelectiveDrop => {
+            AcceptancePolicy::SelectiveDrop(SelectiveDrop { threshold: threshold()?, z: z()?, keep_end_of_frame: keep })
+        }
+        DropPolicyKind::Fba => AcceptancePolicy::Fba(Fba { threshold: threshold()?, z: z()?, keep_end_of_frame: keep }),
     })
 }
 

@@ -39,7 +39,7 @@ mod error;
 pub mod schema;
 pub mod units;
 
-pub use build::{DEFAULT_EPD_FRACTION, DEFAULT_MTU};
+pub use build::{DEFAULT_MTU, DEFAULT_THRESHOLD_FRACTION, DEFAULT_Z};
 pub use error::ScenarioError;
 pub use schema::Scenario;
 

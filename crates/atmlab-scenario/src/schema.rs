@@ -9,7 +9,7 @@ use crate::units;
 use atmlab_engine::{BitRate, Duration};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::ServiceCategory;
-use atmlab_net::sim::{ProbeKind, SlotPhase};
+use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
 use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -234,7 +234,8 @@ pub struct PortSpec {
     pub buffer: Option<Cells>,
     /// Acceptance policy of every category unless overridden in `classes`.
     pub drop_policy: Option<DropPolicySpec>,
-    /// `strict_priority` (default).
+    /// `{ kind = "strict_priority" }` (default) or `{ kind =
+    /// "guaranteed_rate", gr = 0.1 }`.
     pub scheduler: Option<SchedulerSpec>,
     /// Per-category settings.
     #[serde(default)]
@@ -256,15 +257,19 @@ pub struct ClassSpec {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DropPolicySpec {
-    /// `tail_drop`, `ppd` or `epd`.
+    /// `tail_drop`, `ppd`, `epd`, `selective_drop` or `fba`.
     pub kind: DropPolicyKind,
-    /// EPD: refuse new frames at this occupancy.
+    /// EPD, Selective Drop, FBA: the occupancy threshold `R`.
     #[serde(default)]
     pub threshold: Option<Cells>,
-    /// EPD: the threshold as a fraction of the buffer (default 0.8).
+    /// The threshold as a fraction of the buffer (default 0.9).
     #[serde(default)]
     pub threshold_fraction: Option<f64>,
-    /// PPD, EPD: keep the last cell of a cut frame (default true).
+    /// Selective Drop, FBA: the load-ratio parameter `Z` (default 0.8).
+    #[serde(default)]
+    pub z: Option<f64>,
+    /// PPD, EPD, Selective Drop, FBA: keep the last cell of a cut frame
+    /// (default true).
     #[serde(default)]
     pub keep_end_of_frame: Option<bool>,
 }
@@ -279,14 +284,34 @@ pub enum DropPolicyKind {
     Ppd,
     /// Early Packet Discard.
     Epd,
+    /// Selective Drop (per-VC load ratio).
+    SelectiveDrop,
+    /// Fair Buffer Allocation.
+    Fba,
 }
 
-/// `scheduler = "..."`.
+/// `scheduler = { kind = ..., ... }`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSpec {
+    /// `strict_priority` or `guaranteed_rate`.
+    pub kind: SchedulerKindName,
+    /// guaranteed_rate: the fraction of the slots guaranteed, 0..1.
+    #[serde(default)]
+    pub gr: Option<f64>,
+    /// guaranteed_rate: the category it is guaranteed to (default `ubr`).
+    #[serde(default)]
+    pub class: Option<ServiceCategory>,
+}
+
+/// The schedulers a scenario can name.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum SchedulerSpec {
+pub enum SchedulerKindName {
     /// CBR > VBR > ABR > UBR.
     StrictPriority,
+    /// A guaranteed fraction of the slots for one category (97-0424's GR).
+    GuaranteedRate,
 }
 
 /// `[[links]]`: a full-duplex link.
@@ -358,6 +383,10 @@ pub struct VcSpec {
     /// `"vpi/vci"` on every link (default: the lowest free VCI >= 32 on VPI 0).
     #[serde(default)]
     pub label: Option<String>,
+    /// One-way (default false): cells flow only along `path`, and the VC is
+    /// not registered on the reverse links (an ON/OFF source's VC).
+    #[serde(default)]
+    pub simplex: bool,
 }
 
 /// `[[apps]]`. Which keys a kind takes is checked when the scenario is
@@ -396,6 +425,21 @@ pub struct AppSpec {
     /// payloads are refused and nothing is sent (udpt: 9000 bytes).
     #[serde(default)]
     pub max_payload: Option<Bytes>,
+    /// onoff: the cell rate while ON.
+    #[serde(default)]
+    pub peak: Option<Rate>,
+    /// onoff: ON time of each period.
+    #[serde(default)]
+    pub on: Option<Time>,
+    /// onoff: OFF time of each period.
+    #[serde(default)]
+    pub off: Option<Time>,
+    /// onoff: the period (with `duty`, instead of `on` and `off`).
+    #[serde(default)]
+    pub period: Option<Time>,
+    /// onoff: the ON fraction of the period, (0, 1].
+    #[serde(default)]
+    pub duty: Option<f64>,
 }
 
 /// The applications a scenario can name.
@@ -406,6 +450,8 @@ pub enum AppKind {
     TcpBulk,
     /// Constant-rate UDP: `payload` bytes every `interval`.
     UdpCbr,
+    /// An ON/OFF cell source: `peak` rate during `on`, silent during `off`.
+    Onoff,
 }
 
 impl AppKind {
@@ -414,6 +460,7 @@ impl AppKind {
         match self {
             AppKind::TcpBulk => "tcp_bulk",
             AppKind::UdpCbr => "udp_cbr",
+            AppKind::Onoff => "onoff",
         }
     }
 }
@@ -445,4 +492,8 @@ pub struct MetricsSpec {
     /// The link (`[from, to]`) whose capacity the efficiency refers to
     /// (default: the slowest link any TCP connection crosses, first found).
     pub efficiency_link: Option<[String; 2]>,
+    /// `link` (default): its rate; `left_by_onoff`: its rate less the mean
+    /// rate of the ON/OFF sources that cross it.
+    #[serde(default)]
+    pub efficiency_capacity: Option<EfficiencyCapacity>,
 }

@@ -13,10 +13,11 @@
 //! | tail drop | queue while there is room; drop single cells on overflow |
 //! | PPD | as tail drop, but once a cell is lost drop the rest of its frame |
 //! | EPD | refuse a whole new frame if occupancy `>=` threshold; PPD on overflow |
+//! | Selective Drop | above threshold `R`, refuse a new frame of a VC whose load ratio `Y_i Na / X` exceeds `Z` |
+//! | FBA | as Selective Drop with the bound `Z (K - R) / (X - R)`, which shrinks as the buffer fills |
 //!
-//! Selective Drop and Fair Buffer Allocation (per-VC occupancy against the
-//! fair share `X / Na`) and CLP-threshold discard fit the same interface: they
-//! read `vc_occupancy`, `active_vcs` and `clp` from the context.
+//! (`X`: cells in the pool, `K`: its size, `Y_i`: the VC's cells, `Na`: VCs
+//! with cells in the pool.)
 //!
 //! Policies are dispatched statically through [`AcceptancePolicy`] (an enum),
 //! so adding one means adding a struct that implements the trait and a
@@ -39,7 +40,7 @@ pub struct AdmitContext {
     pub pool_limit: u32,
     /// Cells of this cell's VC now queued at the port.
     pub vc_occupancy: u32,
-    /// VCs with at least one cell queued at the port.
+    /// VCs with at least one cell in the cell's pool.
     pub active_vcs: u32,
 }
 
@@ -152,8 +153,76 @@ impl BufferAcceptance for Epd {
     }
 }
 
+/// Selective Drop (Goyal, Jain, Kalyanaraman, Fahmy, Kim, "UBR+", ICC 1997):
+/// when the pool holds more than `threshold` cells, a new frame of a VC whose
+/// load ratio `Y_i * Na / X` (its cells against the fair share `X / Na`)
+/// exceeds `z` is refused whole; PPD on overflow.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SelectiveDrop {
+    /// `R`: occupancy above which frames are judged, cells.
+    pub threshold: u32,
+    /// `Z`: the load ratio above which a VC's new frames are refused.
+    pub z: f64,
+    /// As [`Ppd::keep_end_of_frame`], for frames cut by an overflow.
+    pub keep_end_of_frame: bool,
+}
+
+impl BufferAcceptance for SelectiveDrop {
+    fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
+        let x = ctx.pool_occupancy;
+        if ctx.first_cell_of_frame
+            && x > self.threshold
+            && f64::from(ctx.vc_occupancy) * f64::from(ctx.active_vcs) > self.z * f64::from(x)
+        {
+            Verdict::DiscardFrame
+        } else {
+            Verdict::Admit
+        }
+    }
+    fn on_overflow(&self) -> OverflowAction {
+        OverflowAction::DiscardRestOfFrame
+    }
+    fn keeps_end_of_frame(&self) -> bool {
+        self.keep_end_of_frame
+    }
+}
+
+/// Fair Buffer Allocation (Heinanen and Kilkki): as Selective Drop, but the
+/// admissible load ratio shrinks as the buffer fills, from infinity just above
+/// `threshold` to `z` when full: refuse if `Y_i Na / X > z (K - R) / (X - R)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Fba {
+    /// `R`: occupancy above which frames are judged, cells.
+    pub threshold: u32,
+    /// `Z`: the admissible load ratio when the buffer is full.
+    pub z: f64,
+    /// As [`Ppd::keep_end_of_frame`], for frames cut by an overflow.
+    pub keep_end_of_frame: bool,
+}
+
+impl BufferAcceptance for Fba {
+    fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
+        let (x, r, k) = (ctx.pool_occupancy, self.threshold, ctx.pool_limit);
+        if ctx.first_cell_of_frame && x > r {
+            // Y Na / X > Z (K - R) / (X - R)  <=>  Y Na (X - R) > Z (K - R) X
+            let lhs = f64::from(ctx.vc_occupancy) * f64::from(ctx.active_vcs) * f64::from(x - r);
+            let rhs = self.z * f64::from(k.saturating_sub(r)) * f64::from(x);
+            if lhs > rhs {
+                return Verdict::DiscardFrame;
+            }
+        }
+        Verdict::Admit
+    }
+    fn on_overflow(&self) -> OverflowAction {
+        OverflowAction::DiscardRestOfFrame
+    }
+    fn keeps_end_of_frame(&self) -> bool {
+        self.keep_end_of_frame
+    }
+}
+
 /// The acceptance policies atmlab implements, dispatched statically.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AcceptancePolicy {
     /// See [`TailDrop`].
@@ -162,6 +231,10 @@ pub enum AcceptancePolicy {
     Ppd(Ppd),
     /// See [`Epd`].
     Epd(Epd),
+    /// See [`SelectiveDrop`].
+    SelectiveDrop(SelectiveDrop),
+    /// See [`Fba`].
+    Fba(Fba),
 }
 
 impl Default for AcceptancePolicy {
@@ -176,6 +249,8 @@ macro_rules! dispatch {
             AcceptancePolicy::TailDrop($p) => $e,
             AcceptancePolicy::Ppd($p) => $e,
             AcceptancePolicy::Epd($p) => $e,
+            AcceptancePolicy::SelectiveDrop($p) => $e,
+            AcceptancePolicy::Fba($p) => $e,
         }
     };
 }
@@ -205,6 +280,48 @@ impl AcceptancePolicy {
             AcceptancePolicy::TailDrop(_) => "tail_drop",
             AcceptancePolicy::Ppd(_) => "ppd",
             AcceptancePolicy::Epd(_) => "epd",
+            AcceptancePolicy::SelectiveDrop(_) => "selective_drop",
+            AcceptancePolicy::Fba(_) => "fba",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(x: u32, k: u32, y: u32, na: u32) -> AdmitContext {
+        AdmitContext {
+            first_cell_of_frame: true,
+            end_of_frame: false,
+            clp: false,
+            pool_occupancy: x,
+            pool_limit: k,
+            vc_occupancy: y,
+            active_vcs: na,
+        }
+    }
+
+    #[test]
+    fn test_selective_drop_arithmetic() {
+        // algorithms.md s4.6: X = 800, R = 600, Na = 4, Z = 0.8.
+        let mut sd = SelectiveDrop { threshold: 600, z: 0.8, keep_end_of_frame: true };
+        assert_eq!(sd.admit(&ctx(800, 1000, 300, 4)), Verdict::DiscardFrame, "ratio 1.5");
+        assert_eq!(sd.admit(&ctx(800, 1000, 150, 4)), Verdict::Admit, "ratio 0.75");
+        assert_eq!(sd.admit(&ctx(600, 1000, 600, 1)), Verdict::Admit, "not above R");
+        let mut mid = ctx(800, 1000, 300, 4);
+        mid.first_cell_of_frame = false;
+        assert_eq!(sd.admit(&mid), Verdict::Admit, "decisions are per frame");
+    }
+
+    #[test]
+    fn test_fba_arithmetic() {
+        // K = 1000, R = 600, X = 800, Z = 0.8: bound 0.8 * 400 / 200 = 1.6.
+        let mut fba = Fba { threshold: 600, z: 0.8, keep_end_of_frame: true };
+        assert_eq!(fba.admit(&ctx(800, 1000, 300, 4)), Verdict::Admit, "1.5 < 1.6: SD would drop it");
+        assert_eq!(fba.admit(&ctx(800, 1000, 330, 4)), Verdict::DiscardFrame, "1.65 > 1.6");
+        // Full buffer: the bound is Z.
+        assert_eq!(fba.admit(&ctx(1000, 1000, 210, 4)), Verdict::DiscardFrame, "0.84 > 0.8");
+        assert_eq!(fba.admit(&ctx(1000, 1000, 190, 4)), Verdict::Admit, "0.76 < 0.8");
     }
 }

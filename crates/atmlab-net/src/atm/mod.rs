@@ -8,12 +8,14 @@ mod port;
 mod sched;
 mod switch;
 
-pub use accept::{AcceptancePolicy, AdmitContext, BufferAcceptance, Epd, OverflowAction, Ppd, TailDrop, Verdict};
+pub use accept::{
+    AcceptancePolicy, AdmitContext, BufferAcceptance, Epd, Fba, OverflowAction, Ppd, SelectiveDrop, TailDrop, Verdict,
+};
 pub use category::ServiceCategory;
 pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
 pub use port::{
     CategoryCounts, DropReason, LinkLoss, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc, Queueing,
     Transmission,
 };
-pub use sched::{Scheduler, SchedulerKind, StrictPriority};
+pub use sched::{GuaranteedRate, Scheduler, SchedulerKind, StrictPriority};
 pub use switch::{Switch, VcRoute};

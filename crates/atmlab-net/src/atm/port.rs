@@ -270,7 +270,7 @@ pub struct Port {
     config: PortConfig,
     /// Per-VC state, indexed by [`Cell::slot`].
     pub vcs: Vec<PortVc>,
-    active_vcs: u32,
+    active_vcs: [u32; 5],
     queued: u32,
     channel: VecDeque<(SimTime, Cell)>,
     to_host: bool,
@@ -319,7 +319,7 @@ impl Port {
             scheduler: config.scheduler,
             config,
             vcs: Vec::new(),
-            active_vcs: 0,
+            active_vcs: [0; 5],
             queued: 0,
             channel: VecDeque::with_capacity(64),
             to_host: false,
@@ -446,7 +446,7 @@ impl Port {
                     pool_occupancy: occupancy,
                     pool_limit: self.pool_limit[pool],
                     vc_occupancy: vc.occupancy,
-                    active_vcs: self.active_vcs,
+                    active_vcs: self.active_vcs[pool],
                 };
                 let policy = &mut self.policies[c];
                 match policy.admit(&ctx) {
@@ -488,7 +488,7 @@ impl Port {
                     PortMode::Slotted => {
                         self.pool_occ[pool] += 1;
                         if vc.occupancy == 0 {
-                            self.active_vcs += 1;
+                            self.active_vcs[pool] += 1;
                         }
                         vc.occupancy += 1;
                         self.queued += 1;
@@ -544,11 +544,12 @@ impl Port {
         let cell = self.queues[q].pop_front().expect("the scheduler picks a non-empty queue");
         let vc = &mut self.vcs[cell.slot as usize];
         let c = vc.category.index();
+        let pool = self.pool_of[c] as usize;
         vc.occupancy -= 1;
         if vc.occupancy == 0 {
-            self.active_vcs -= 1;
+            self.active_vcs[pool] -= 1;
         }
-        self.pool_occ[self.pool_of[c] as usize] -= 1;
+        self.pool_occ[pool] -= 1;
         self.queued -= 1;
         self.stats.occupancy.set(now, u64::from(self.queued));
         self.stats.cells_out += 1;

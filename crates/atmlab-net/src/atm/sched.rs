@@ -38,11 +38,67 @@ impl Scheduler for StrictPriority {
     }
 }
 
+/// Guaranteed Rate for one class (97-0424 s3): when the guaranteed queue
+/// holds cells it gets at least `num/den` of the slots; the other queues are
+/// served by strict priority; a slot either side leaves unused goes to the
+/// other (work conserving).
+///
+/// A credit scheduler (algorithms.md s5.2): in every slot in which the
+/// guaranteed queue is backlogged its credit grows by `num/den`, capped at 1;
+/// it sends when the credit reaches 1 (and pays 1) or when no other queue has
+/// a cell. The credit is an exact fraction, so "GR x N of every N slots"
+/// holds to the cell, with no floating-point drift. GR = 0 is strict
+/// priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuaranteedRate {
+    num: u64,
+    den: u64,
+    credit: u64,
+    queue: usize,
+}
+
+impl GuaranteedRate {
+    /// A guarantee of `num/den` of the slots for queue `queue` (`num <= den`).
+    pub fn new(num: u64, den: u64, queue: usize) -> GuaranteedRate {
+        assert!(den > 0 && num <= den, "a guaranteed rate is a fraction of the slots");
+        GuaranteedRate { num, den, credit: 0, queue }
+    }
+    /// The guaranteed fraction.
+    pub fn fraction(&self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+}
+
+impl Scheduler for GuaranteedRate {
+    #[inline]
+    fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize> {
+        let g = self.queue;
+        let backlogged = queues.get(g).is_some_and(|q| !q.is_empty());
+        let other = queues.iter().enumerate().position(|(i, q)| i != g && !q.is_empty());
+        if backlogged {
+            self.credit = (self.credit + self.num).min(self.den);
+            if self.credit >= self.den && self.num > 0 {
+                self.credit -= self.den;
+                return Some(g);
+            }
+            if other.is_none() {
+                return Some(g);
+            }
+        }
+        other
+    }
+    fn is_fifo_for_one_queue(&self) -> bool {
+        true
+    }
+}
+
 /// The schedulers atmlab implements, dispatched statically.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedulerKind {
     /// See [`StrictPriority`].
     StrictPriority(StrictPriority),
+    /// See [`GuaranteedRate`].
+    GuaranteedRate(GuaranteedRate),
 }
 
 impl Default for SchedulerKind {
@@ -56,11 +112,13 @@ impl Scheduler for SchedulerKind {
     fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize> {
         match self {
             SchedulerKind::StrictPriority(s) => s.select(queues),
+            SchedulerKind::GuaranteedRate(s) => s.select(queues),
         }
     }
     fn is_fifo_for_one_queue(&self) -> bool {
         match self {
             SchedulerKind::StrictPriority(s) => s.is_fifo_for_one_queue(),
+            SchedulerKind::GuaranteedRate(s) => s.is_fifo_for_one_queue(),
         }
     }
 }
@@ -70,6 +128,96 @@ impl SchedulerKind {
     pub fn name(&self) -> &'static str {
         match self {
             SchedulerKind::StrictPriority(_) => "strict_priority",
+            SchedulerKind::GuaranteedRate(_) => "guaranteed_rate",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::atm::{Pti, VcLabel};
+    use crate::pdu::PduId;
+
+    const VBR: usize = 1;
+    const UBR: usize = 3;
+
+    fn queues(vbr: usize, ubr: usize) -> Vec<VecDeque<Cell>> {
+        let cell = Cell { label: VcLabel::new(0, 32), pdu: PduId::NONE, pti: Pti::DATA_EOF, clp: false, slot: 0 };
+        let mut q = vec![VecDeque::new(); 4];
+        q[VBR].extend(std::iter::repeat_n(cell, vbr));
+        q[UBR].extend(std::iter::repeat_n(cell, ubr));
+        q
+    }
+
+    /// Serves `slots` slots, popping what is sent; returns the queue of each.
+    fn serve(s: &mut impl Scheduler, q: &mut [VecDeque<Cell>], slots: usize) -> Vec<Option<usize>> {
+        (0..slots)
+            .map(|_| {
+                let i = s.select(q);
+                if let Some(i) = i {
+                    q[i].pop_front();
+                }
+                i
+            })
+            .collect()
+    }
+
+    #[test]
+    fn test_saturated_gr_gives_exactly_gr_n_of_every_n_slots() {
+        // algorithms.md s5.4: GR = 0.2, both saturated: 2 UBR in every 10.
+        let mut s = GuaranteedRate::new(1, 5, UBR);
+        let mut q = queues(10_000, 10_000);
+        let got = serve(&mut s, &mut q, 1000);
+        for window in got.windows(10) {
+            assert_eq!(window.iter().filter(|x| **x == Some(UBR)).count(), 2);
+        }
+        // The longest UBR wait while backlogged is ceil(1/GR) = 5 slots.
+        let gaps: Vec<usize> = got.iter().enumerate().filter(|(_, x)| **x == Some(UBR)).map(|(i, _)| i).collect();
+        assert!(gaps.windows(2).all(|w| w[1] - w[0] <= 5));
+    }
+
+    #[test]
+    fn test_unused_slots_go_to_the_other_class() {
+        let mut s = GuaranteedRate::new(1, 10, UBR);
+        // VBR idle: UBR gets every slot.
+        assert!(serve(&mut s, &mut queues(0, 100), 100).iter().all(|x| *x == Some(UBR)));
+        // UBR idle: VBR gets every slot.
+        let mut s = GuaranteedRate::new(1, 2, UBR);
+        assert!(serve(&mut s, &mut queues(100, 0), 100).iter().all(|x| *x == Some(VBR)));
+        // Both idle: nothing.
+        assert_eq!(s.select(&queues(0, 0)), None);
+    }
+
+    #[test]
+    fn test_gr_half_alternates_and_gr_zero_is_strict_priority() {
+        let mut s = GuaranteedRate::new(1, 2, UBR);
+        let got = serve(&mut s, &mut queues(100, 100), 8);
+        assert_eq!(got, [VBR, UBR, VBR, UBR, VBR, UBR, VBR, UBR].map(Some));
+        let mut zero = GuaranteedRate::new(0, 1, UBR);
+        let mut strict = StrictPriority;
+        let (mut a, mut b) = (queues(50, 50), queues(50, 50));
+        assert_eq!(serve(&mut zero, &mut a, 100), serve(&mut strict, &mut b, 100));
+    }
+
+    #[test]
+    fn test_backlogged_ubr_gets_at_least_gr_n_of_every_n_slots_under_bursty_vbr() {
+        // VBR comes and goes; whenever UBR is backlogged, any 20 consecutive
+        // slots give it at least GR * 20 = 2 (GR = 0.1).
+        let mut s = GuaranteedRate::new(1, 10, UBR);
+        let cell = Cell { label: VcLabel::new(0, 32), pdu: PduId::NONE, pti: Pti::DATA_EOF, clp: false, slot: 0 };
+        let mut q = queues(0, 100_000);
+        let mut sent = Vec::new();
+        for slot in 0..5000 {
+            if (slot / 300) % 2 == 0 {
+                q[VBR].push_back(cell); // VBR at 100% of the link while on
+            }
+            let i = s.select(&q).unwrap();
+            q[i].pop_front();
+            sent.push(i);
+        }
+        for window in sent.windows(20) {
+            assert!(window.iter().filter(|&&x| x == UBR).count() >= 2);
         }
     }
 }

@@ -5,7 +5,7 @@
 //! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
 //! position in the scenario file.
 
-use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
+use super::apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostVc};
 use super::probes::ProbeSpec;
 use super::{RunMeta, Simulation};
@@ -89,6 +89,12 @@ pub enum BuildError {
     /// A host without a link used by a VC.
     #[error("host {0} has no link")]
     HostWithoutLink(String),
+    /// A two-way application on a one-way VC.
+    #[error("{0} needs a duplex VC (ACKs flow back); this VC is simplex")]
+    SimplexVc(String),
+    /// An ON/OFF source with an empty ON time.
+    #[error("the ON time must be longer than 0 s")]
+    EmptyOn,
     /// A packet that does not fit the MTU.
     #[error(
         "{what} of {bytes} bytes does not fit the MTU of {mtu} bytes at host {host} (fragmentation is not modelled yet)"
@@ -131,6 +137,33 @@ pub struct VcHandle {
     pub forward: Vec<PortId>,
     /// The output ports of the reverse direction, destination to source.
     pub reverse: Vec<PortId>,
+    /// Whether cells can flow back (a simplex VC is registered one way).
+    pub duplex: bool,
+}
+
+/// Parameters of an ON/OFF cell source (see [`OnOffSource`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnOffParams {
+    /// Cell rate while ON.
+    pub peak: BitRate,
+    /// ON time of each period.
+    pub on: Duration,
+    /// OFF time of each period.
+    pub off: Duration,
+    /// Start of the first ON period.
+    pub start: SimTime,
+}
+
+/// What the efficiency metric takes as the capacity of its reference link.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EfficiencyCapacity {
+    /// The link's cell rate.
+    #[default]
+    Link,
+    /// The link's cell rate less the mean rate of the ON/OFF sources that
+    /// cross it (97-0424 s4.2: "80.5% of 50% of 155.52 Mbps").
+    LeftByOnoff,
 }
 
 /// Assembles a [`Simulation`].
@@ -145,6 +178,8 @@ pub struct NetworkBuilder {
     labels: BTreeSet<(PortId, VcLabel)>,
     pub(super) conns: Vec<TcpConn>,
     pub(super) flows: Vec<UdpCbr>,
+    pub(super) sources: Vec<OnOffSource>,
+    pub(super) efficiency_capacity: EfficiencyCapacity,
     pub(super) efficiency_port: Option<PortId>,
     pub(super) event_elision: bool,
     pub(super) slot_phase: SlotPhase,
@@ -165,6 +200,8 @@ impl NetworkBuilder {
             labels: BTreeSet::new(),
             conns: Vec::new(),
             flows: Vec::new(),
+            sources: Vec::new(),
+            efficiency_capacity: EfficiencyCapacity::Link,
             efficiency_port: None,
             event_elision: true,
             slot_phase: SlotPhase::default(),
@@ -263,6 +300,11 @@ impl NetworkBuilder {
         self.event_elision = on;
     }
 
+    /// What the efficiency's capacity is (default: the link rate).
+    pub fn set_efficiency_capacity(&mut self, capacity: EfficiencyCapacity) {
+        self.efficiency_capacity = capacity;
+    }
+
     /// Samples a quantity during the run (see [`ProbeSpec`]).
     pub fn add_probe(&mut self, probe: ProbeSpec) {
         self.probes.push(probe);
@@ -310,6 +352,28 @@ impl NetworkBuilder {
         path: &[NodeRef],
         category: ServiceCategory,
         label: Option<VcLabel>,
+    ) -> Result<VcHandle, BuildError> {
+        self.add_vc_directed(path, category, label, true)
+    }
+
+    /// As [`add_vc`](Self::add_vc), for traffic in one direction only (a
+    /// cell source): the reverse direction is not registered at the ports,
+    /// so it does not count as a VC of its category there.
+    pub fn add_simplex_vc(
+        &mut self,
+        path: &[NodeRef],
+        category: ServiceCategory,
+        label: Option<VcLabel>,
+    ) -> Result<VcHandle, BuildError> {
+        self.add_vc_directed(path, category, label, false)
+    }
+
+    fn add_vc_directed(
+        &mut self,
+        path: &[NodeRef],
+        category: ServiceCategory,
+        label: Option<VcLabel>,
+        duplex: bool,
     ) -> Result<VcHandle, BuildError> {
         let n = path.len();
         if n < 2 {
@@ -366,7 +430,7 @@ impl NetworkBuilder {
         }
         // Reverse: rev[i] carries cells from path[i+1] to path[i].
         let mut next = NextHop::Host { host: src, vc: src_vc };
-        for i in 0..n - 1 {
+        for i in (0..n - 1).filter(|_| duplex) {
             let slot = self.ports[rev[i].idx()].add_vc(PortVc::new(category, next));
             if i == n - 2 {
                 self.hosts[dst.idx()].vcs[dst_vc as usize].slot = slot;
@@ -383,6 +447,7 @@ impl NetworkBuilder {
             dst: VcEnd { host: dst, vc: dst_vc },
             forward: fwd,
             reverse: rev,
+            duplex,
         })
     }
 
@@ -401,7 +466,7 @@ impl NetworkBuilder {
 
     fn add_host_vc(&mut self, host: HostId, label: VcLabel) -> u32 {
         let h = &mut self.hosts[host.idx()];
-        h.vcs.push(HostVc { label, slot: 0, reassembler: Reassembler::new() });
+        h.vcs.push(HostVc { label, slot: 0, reassembler: Reassembler::new(), cell_sink: None });
         h.vcs.len() as u32 - 1
     }
 
@@ -432,6 +497,9 @@ impl NetworkBuilder {
         start: SimTime,
         bytes: Option<u64>,
     ) -> Result<ConnId, BuildError> {
+        if !vc.duplex {
+            return Err(BuildError::SimplexVc("TCP".into()));
+        }
         let seg = cfg.mss + IPV4_HEADER + TCP_HEADER;
         self.check_fits(vc.src, &format!("a TCP segment (MSS {})", cfg.mss), seg)?;
         self.check_fits(vc.dst, &format!("a TCP segment (MSS {})", cfg.mss), seg)?;
@@ -469,6 +537,33 @@ impl NetworkBuilder {
             stats: UdpStats::default(),
         });
         Ok(FlowId(self.flows.len() as u32 - 1))
+    }
+
+    /// Adds an ON/OFF cell source over `vc` (see [`OnOffSource`]).
+    pub fn add_onoff(&mut self, name: &str, vc: &VcHandle, p: OnOffParams) -> Result<u32, BuildError> {
+        if p.on.is_zero() {
+            return Err(BuildError::EmptyOn);
+        }
+        self.check_fits(vc.src, "a cell", 0)?;
+        let mut source = OnOffSource {
+            name: name.to_owned(),
+            src: vc.src,
+            dst: vc.dst,
+            peak: p.peak,
+            on: p.on,
+            off: p.off,
+            start: p.start,
+            path: vc.forward.clone(),
+            stats: CellSourceStats::default(),
+            clock: atmlab_engine::SlotClock::new(p.peak, atmlab_engine::CELL_BITS),
+            period: 0,
+            batch: 1,
+        };
+        source.begin_period(0);
+        let id = self.sources.len() as u32;
+        self.hosts[vc.dst.host.idx()].vcs[vc.dst.vc as usize].cell_sink = Some(id);
+        self.sources.push(source);
+        Ok(id)
     }
 
     /// Finishes the network: a simulation of `duration` ready to run.

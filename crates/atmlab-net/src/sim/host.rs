@@ -14,6 +14,9 @@ pub struct HostVc {
     pub slot: u16,
     /// AAL5 receiver.
     pub reassembler: Reassembler,
+    /// The cell source whose cells arrive on this VC, if any (they are not
+    /// AAL5 frames; the host only counts them).
+    pub cell_sink: Option<u32>,
 }
 
 /// Counters of a host's receiving side.

@@ -31,8 +31,10 @@ mod probes;
 mod results;
 mod timer;
 
-pub use apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
-pub use build::{BuildError, CbrParams, LossModel, NetworkBuilder, NodeRef, SlotPhase, VcHandle};
+pub use apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
+pub use build::{
+    BuildError, CbrParams, EfficiencyCapacity, LossModel, NetworkBuilder, NodeRef, OnOffParams, SlotPhase, VcHandle,
+};
 pub use host::{Host, HostStats, HostVc};
 pub use probes::{ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
@@ -42,7 +44,7 @@ pub use results::{
 use crate::aal5::{IPV4_HEADER, Reassembly, UDP_HEADER};
 use crate::atm::{Cell, NextHop, Offer, Port, Pti, Switch};
 use crate::ids::{ConnId, FlowId, HostId, PortId};
-use crate::pdu::{Endpoint, Payload, PduTable};
+use crate::pdu::{Endpoint, Payload, PduId, PduTable};
 use crate::tcp::TcpSegment;
 use atmlab_engine::{Duration, EventClass, EventQueue, RngStreams, SimTime};
 use rand::RngExt;
@@ -67,6 +69,7 @@ enum Event {
     TcpStart(ConnId),
     TcpTimer(ConnId, TcpTimer, u32),
     UdpSend(FlowId, u64),
+    CellSource(u32),
     Probe(u32),
 }
 
@@ -93,11 +96,16 @@ pub struct Simulation {
     switches: Vec<Switch>,
     conns: Vec<TcpConn>,
     flows: Vec<UdpCbr>,
+    sources: Vec<OnOffSource>,
+    efficiency_capacity: EfficiencyCapacity,
     pdus: PduTable,
     probes: Vec<probes::Probe>,
     scratch: Vec<TcpSegment>,
     efficiency_port: Option<PortId>,
     cells_created: u64,
+    raw_created: u64,
+    raw_received: u64,
+    raw_lost: u64,
     cell_hops: u64,
     events: u64,
     #[allow(dead_code)]
@@ -119,11 +127,16 @@ impl Simulation {
             switches: b.switches,
             conns: b.conns,
             flows: b.flows,
+            sources: b.sources,
+            efficiency_capacity: b.efficiency_capacity,
             pdus: PduTable::new(),
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
             scratch: Vec::with_capacity(256),
             efficiency_port: b.efficiency_port,
             cells_created: 0,
+            raw_created: 0,
+            raw_received: 0,
+            raw_lost: 0,
             cell_hops: 0,
             events: 0,
             rng: b.rng,
@@ -135,6 +148,9 @@ impl Simulation {
             if let Some(t) = f.due(0) {
                 sim.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
             }
+        }
+        for (i, src) in sim.sources.iter().enumerate() {
+            sim.queue.push(src.start, APP, Event::CellSource(i as u32));
         }
         for i in 0..sim.probes.len() {
             sim.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
@@ -187,6 +203,24 @@ impl Simulation {
                 elide && q.mode() == crate::atm::PortMode::Pipelined && f.len() <= 1 && !probed.contains(&i)
             })
             .collect();
+        // A cell source may hand its adapter cells ahead of time only if it is
+        // the host's one sender and nobody samples that adapter.
+        let mut senders = vec![0u32; b.hosts.len()];
+        for c in &b.conns {
+            senders[c.src.host.idx()] += 1;
+            senders[c.dst.host.idx()] += 1; // ACKs
+        }
+        for f in &b.flows {
+            senders[f.src.host.idx()] += 1;
+        }
+        for s in &b.sources {
+            senders[s.src.host.idx()] += 1;
+        }
+        for s in &mut b.sources {
+            let adapter = b.hosts[s.src.host.idx()].port.expect("a source's host has a link");
+            let alone = senders[s.src.host.idx()] == 1 && !probed.contains(&adapter.idx());
+            s.batch = if elide && alone { 64 } else { 1 };
+        }
         for (i, port) in b.ports.iter_mut().enumerate() {
             port.set_to_host(elide && matches!(b.port_peer[i], NodeRef::Host(_)));
             for vc in &mut port.vcs {
@@ -260,6 +294,7 @@ impl Simulation {
                 Event::TcpStart(c) => self.on_tcp_start(c),
                 Event::TcpTimer(c, which, generation) => self.on_tcp_timer(c, which, generation),
                 Event::UdpSend(f, k) => self.on_udp_send(f, k),
+                Event::CellSource(i) => self.on_cell_source(i),
                 Event::Probe(i) => self.on_probe(i),
             }
         }
@@ -283,7 +318,7 @@ impl Simulation {
     #[inline]
     fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
         if self.ports[p.idx()].loses_cell() {
-            self.pdus.settle_cell(cell.pdu);
+            self.settle_lost(cell);
             return;
         }
         let vc = &self.ports[p.idx()].vcs[cell.slot as usize];
@@ -337,13 +372,29 @@ impl Simulation {
             Offer::Queued { wake: Some(t) } => self.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-            Offer::Dropped(_) => self.pdus.settle_cell(cell.pdu),
+            Offer::Dropped(_) => self.settle_lost(cell),
+        }
+    }
+
+    /// A cell was dropped or lost: settle its PDU (or count a cell source's).
+    #[inline]
+    fn settle_lost(&mut self, cell: Cell) {
+        if cell.pdu == PduId::NONE {
+            self.raw_lost += 1;
+        } else {
+            self.pdus.settle_cell(cell.pdu);
         }
     }
 
     fn host_receive(&mut self, h: HostId, vc: u32, cell: Cell) {
         let host = &mut self.hosts[h.idx()];
         host.stats.cells_received += 1;
+        if cell.pdu == PduId::NONE {
+            let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
+            self.sources[sink as usize].stats.received += 1;
+            self.raw_received += 1;
+            return;
+        }
         let outcome = host.vcs[vc as usize].reassembler.on_cell(&cell, &self.pdus);
         match outcome {
             Reassembly::Incomplete => {}
@@ -410,11 +461,16 @@ impl Simulation {
     /// Puts one IP datagram of `ip_bytes` into AAL5 and queues its cells at
     /// the host's adapter.
     fn send_datagram(&mut self, from: VcEnd, dest: Endpoint, payload: Payload, ip_bytes: u32) {
+        let cells = self.hosts[from.host.idx()].encapsulation.cells_for_datagram(ip_bytes);
+        self.send_cells(from, dest, payload, cells);
+    }
+
+    /// Queues the `cells` cells of one PDU at the host's adapter.
+    fn send_cells(&mut self, from: VcEnd, dest: Endpoint, payload: Payload, cells: u32) {
         let host = &self.hosts[from.host.idx()];
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
         let (label, slot) = (vc.label, vc.slot);
-        let cells = host.encapsulation.cells_for_datagram(ip_bytes);
         let pdu = self.pdus.insert(dest, payload, cells, self.now);
         self.cells_created += u64::from(cells);
         for i in 1..=cells {
@@ -515,6 +571,34 @@ impl Simulation {
         probe.next += 1;
         if let Some(t) = interval.checked_mul(probe.next).and_then(|d| SimTime::ZERO.checked_add(d)) {
             self.queue.push(t, PROBE, Event::Probe(i));
+        }
+    }
+
+    /// A cell source's cell is due now: hand it to the adapter, and with it
+    /// the next `batch - 1` cells at their own (later) times when the source
+    /// is the only sender on its host (its pipelined adapter then sees only
+    /// these cells, in order, so taking them early changes nothing).
+    fn on_cell_source(&mut self, i: u32) {
+        let src = &self.sources[i as usize];
+        let (from, batch) = (src.src, src.batch);
+        let host = &self.hosts[from.host.idx()];
+        let port = host.port.expect("a host with a VC has a link");
+        let vc = &host.vcs[from.vc as usize];
+        let cell = Cell { label: vc.label, pdu: PduId::NONE, pti: Pti::DATA, clp: false, slot: vc.slot };
+        let mut due = self.now;
+        for k in 1..=batch {
+            self.sources[i as usize].stats.sent += 1;
+            self.cells_created += 1;
+            self.raw_created += 1;
+            self.offer_at(port, due, cell);
+            match self.sources[i as usize].next_cell() {
+                Some(t) if t < self.end && k < batch => due = t,
+                Some(t) => {
+                    self.queue.push(t, APP, Event::CellSource(i));
+                    break;
+                }
+                None => break,
+            }
         }
     }
 

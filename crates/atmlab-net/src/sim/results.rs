@@ -33,10 +33,34 @@ pub struct EfficiencyBasis {
     pub link: String,
     /// Its cell rate in bit/s.
     pub link_rate_bps: u64,
-    /// Largest fraction of that rate TCP payload can use.
+    /// Mean rate of the ON/OFF sources crossing it, subtracted from the
+    /// capacity (0 unless `efficiency_capacity = "left_by_onoff"`).
+    pub background_bps: f64,
+    /// Largest fraction of the cell rate TCP payload can use.
     pub payload_fraction: f64,
-    /// `link_rate_bps x payload_fraction`.
+    /// `(link_rate_bps - background_bps) x payload_fraction`.
     pub max_goodput_bps: f64,
+}
+
+/// One ON/OFF cell source's results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CellSourceResult {
+    /// Application name.
+    pub name: String,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// Cell rate while ON, bit/s.
+    pub peak_bps: u64,
+    /// Nominal mean rate, bit/s.
+    pub mean_bps: f64,
+    /// Cells sent.
+    pub cells_sent: u64,
+    /// Cells received.
+    pub cells_received: u64,
+    /// Cells received x 424 bits over the duration.
+    pub throughput_bps: f64,
 }
 
 /// One TCP connection's results.
@@ -126,6 +150,8 @@ pub struct PortResult {
     pub mean_queue: f64,
     /// Fraction of cell slots used.
     pub utilization: f64,
+    /// Cells offered and dropped per service category (those with traffic).
+    pub categories: std::collections::BTreeMap<&'static str, crate::atm::CategoryCounts>,
 }
 
 /// One probe's time series.
@@ -195,6 +221,8 @@ pub struct RunResult {
     pub connections: Vec<ConnectionResult>,
     /// UDP flows.
     pub udp_flows: Vec<UdpFlowResult>,
+    /// ON/OFF cell sources.
+    pub cell_sources: Vec<CellSourceResult>,
     /// Output ports (hosts' adapters and switch ports).
     pub ports: Vec<PortResult>,
     /// Time series of the scenario's probes.
@@ -251,11 +279,18 @@ impl Simulation {
                 .iter()
                 .map(|c| tcp_payload_efficiency(c.sender.config().mss, self.hosts[c.src.host.idx()].encapsulation))
                 .fold(0.0, f64::max);
+            let background_bps = match self.efficiency_capacity {
+                super::EfficiencyCapacity::Link => 0.0,
+                super::EfficiencyCapacity::LeftByOnoff => {
+                    self.sources.iter().filter(|s| s.path.contains(&p)).map(|s| s.mean_bps()).sum()
+                }
+            };
             EfficiencyBasis {
                 link: port.name.clone(),
                 link_rate_bps: port.rate.bps(),
+                background_bps,
                 payload_fraction,
-                max_goodput_bps: port.rate.bps() as f64 * payload_fraction,
+                max_goodput_bps: (port.rate.bps() as f64 - background_bps).max(0.0) * payload_fraction,
             }
         });
         let efficiency = efficiency_basis.as_ref().map(|b| tcp_goodput_bps / b.max_goodput_bps);
@@ -282,6 +317,20 @@ impl Simulation {
             })
             .collect();
 
+        let cell_sources = self
+            .sources
+            .iter()
+            .map(|s| CellSourceResult {
+                name: s.name.clone(),
+                src: host_name(s.src.host),
+                dst: host_name(s.dst.host),
+                peak_bps: s.peak.bps(),
+                mean_bps: s.mean_bps(),
+                cells_sent: s.stats.sent,
+                cells_received: s.stats.received,
+                throughput_bps: s.stats.received as f64 * 424.0 / dur,
+            })
+            .collect();
         let ports: Vec<PortResult> = self
             .ports
             .iter()
@@ -300,6 +349,12 @@ impl Simulation {
                     max_queue: p.max_queue(),
                     mean_queue: p.mean_queue(self.end),
                     utilization: st.cells_out as f64 / (dur * p.rate.cells_per_s()),
+                    categories: crate::atm::ServiceCategory::ALL
+                        .iter()
+                        .zip(st.per_category)
+                        .filter(|(_, c)| c.cells_in > 0)
+                        .map(|(cat, c)| (cat.name(), c))
+                        .collect(),
                 }
             })
             .collect();
@@ -349,6 +404,7 @@ impl Simulation {
             },
             connections,
             udp_flows,
+            cell_sources,
             ports,
             series,
             cell_hops: self.cell_hops,
@@ -396,10 +452,12 @@ impl Simulation {
                 self.cells_created, received, dropped, lost, queued, on_links
             )));
         }
-        let outstanding = self.pdus.outstanding_cells();
+        // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
+        let raw = self.raw_created - self.raw_received - self.raw_lost;
+        let outstanding = self.pdus.outstanding_cells() + raw;
         if outstanding != queued + on_links {
             return Err(SimulationError::Conservation(format!(
-                "PDU table holds {outstanding} unsettled cells but {queued} are queued and {on_links} on links"
+                "{outstanding} cells are unsettled (PDU table and cell sources) but {queued} are queued and {on_links} on links"
             )));
         }
         Ok(())

@@ -204,3 +204,111 @@ fn test_bernoulli_link_loss_has_the_set_probability() {
     assert!((lost - 1000.0).abs() < 126.0, "{lost}");
     assert_eq!(r.link_cells_lost, r.udp_flows[0].lost);
 }
+
+/// 97-0424's N-source configuration with its end-to-end ON/OFF VBR source
+/// (100% of the link while ON) sharing the bottleneck.
+fn with_vbr(gr: Option<(u64, u64)>, on: Duration, seconds: u64) -> Simulation {
+    with_vbr_mode(gr, on, seconds, true, crate::atm::AcceptancePolicy::default())
+}
+
+fn with_vbr_mode(
+    gr: Option<(u64, u64)>,
+    on: Duration,
+    seconds: u64,
+    elide: bool,
+    ubr_policy: crate::atm::AcceptancePolicy,
+) -> Simulation {
+    let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
+    b.set_event_elision(elide);
+    let sw1 = NodeRef::Switch(b.add_switch("sw1"));
+    let sw2 = NodeRef::Switch(b.add_switch("sw2"));
+    let mut port = switch_port(1000);
+    port.class_buffers[ServiceCategory::Vbr.index()] = Some(1_000_000);
+    port.policies[ServiceCategory::Ubr.index()] = ubr_policy;
+    if let Some((n, d)) = gr {
+        port.scheduler = SchedulerKind::GuaranteedRate(crate::atm::GuaranteedRate::new(n, d, 3));
+    }
+    let delay = Duration::from_us(5);
+    b.add_link(sw1, sw2, oc3(), delay, port.clone(), port.clone()).unwrap();
+    let tcp = TcpConfig { variant: TcpVariant::Sack, ..TcpConfig::classic() };
+    for i in 0..3 {
+        let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
+        let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
+        b.add_link(s, sw1, oc3(), delay, PortConfig::host_adapter(), port.clone()).unwrap();
+        b.add_link(sw2, d, oc3(), delay, port.clone(), PortConfig::host_adapter()).unwrap();
+        let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
+        b.add_tcp(&format!("tcp{i}"), &vc, tcp.clone(), SimTime::ZERO, None).unwrap();
+    }
+    let vs = NodeRef::Host(b.add_host("vbr_src", 9180, Encapsulation::Null));
+    let vd = NodeRef::Host(b.add_host("vbr_dst", 9180, Encapsulation::Null));
+    b.add_link(vs, sw1, oc3(), delay, PortConfig::host_adapter(), port.clone()).unwrap();
+    b.add_link(sw2, vd, oc3(), delay, port.clone(), PortConfig::host_adapter()).unwrap();
+    let vc = b.add_simplex_vc(&[vs, sw1, sw2, vd], ServiceCategory::Vbr, None).unwrap();
+    assert!(b.add_tcp("no", &vc, tcp, SimTime::ZERO, None).is_err(), "TCP needs a duplex VC");
+    b.add_onoff("vbr", &vc, OnOffParams { peak: oc3(), on, off: on, start: SimTime::ZERO }).unwrap();
+    let p = b.port_toward(sw1, sw2).unwrap();
+    b.set_efficiency_port(p);
+    b.set_efficiency_capacity(EfficiencyCapacity::LeftByOnoff);
+    b.build(RunMeta::default(), Duration::from_secs(seconds))
+}
+
+#[test]
+fn test_onoff_source_sends_exact_bursts_at_its_peak_rate() {
+    let sim = with_vbr(None, Duration::from_ms(1), 1);
+    use crate::atm::PortMode;
+    let modes: Vec<_> = sim.ports().iter().map(|p| (p.name.clone(), p.mode())).collect();
+    let mode = |n: &str| modes.iter().find(|(m, _)| m == n).unwrap().1;
+    assert_eq!(mode("sw1->sw2"), PortMode::Slotted, "VBR and UBR share it");
+    assert_eq!(mode("sw2->sw1"), PortMode::Pipelined, "the simplex VBR VC is not registered backwards");
+    let r = sim.run().unwrap();
+    let v = &r.cell_sources[0];
+    // ON 1 ms at 155.52 Mbit/s: cells at k * 2.7263 us for k = 0..366 -> 367
+    // per period; 500 periods in 1 s.
+    assert_eq!(v.cells_sent, 367 * 500);
+    assert_eq!(v.cells_received, v.cells_sent, "VBR has its own large buffer");
+    assert!((v.mean_bps - 77.76e6).abs() < 1.0);
+    let basis = r.efficiency_basis.unwrap();
+    assert!((basis.background_bps - 77.76e6).abs() < 1.0);
+    assert!((basis.max_goodput_bps - 77.76e6 * 512.0 / 636.0).abs() < 1.0, "80.5% of 50% of 155.52");
+}
+
+#[test]
+fn test_guaranteed_rate_shares_the_bottleneck_during_vbr_bursts() {
+    // 300 ms bursts at 100% of the link: with GR = 0 UBR is starved while VBR
+    // is on; with GR = 0.5 VBR is smoothed to half the link and UBR gets the
+    // rest. Both carry all of VBR's cells (its buffer is large).
+    let strict = with_vbr(None, Duration::from_ms(300), 2).run().unwrap();
+    let half = with_vbr(Some((1, 2)), Duration::from_ms(300), 2).run().unwrap();
+    let bottleneck = |r: &RunResult| r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap().clone();
+    for r in [&strict, &half] {
+        let vbr = bottleneck(r).categories["vbr"];
+        assert_eq!(vbr.dropped, 0, "VBR loses nothing");
+        assert!(r.cell_sources[0].cells_sent - vbr.cells_in <= 4, "all but the last few cells on the access link");
+    }
+    let v = &strict.cell_sources[0];
+    assert!(
+        v.cells_sent - v.cells_received <= 12,
+        "strict priority never queues VBR: only the last cells are on links"
+    );
+    assert!(
+        half.cell_sources[0].cells_received < half.cell_sources[0].cells_sent,
+        "GR 0.5: the last burst is still queued"
+    );
+    assert!(bottleneck(&half).max_queue > bottleneck(&strict).max_queue, "GR queues VBR bursts");
+    assert!(half.tcp_goodput_bps > 0.0 && strict.tcp_goodput_bps > 0.0);
+}
+
+#[test]
+fn test_event_elision_with_vbr_gr_and_selective_drop_matches_the_reference() {
+    use crate::atm::{AcceptancePolicy, SelectiveDrop};
+    let sd = AcceptancePolicy::SelectiveDrop(SelectiveDrop { threshold: 900, z: 0.8, keep_end_of_frame: true });
+    for (gr, policy) in [(None, AcceptancePolicy::default()), (Some((1, 10)), sd)] {
+        let mut a = with_vbr_mode(gr, Duration::from_ms(50), 1, true, policy).run().unwrap();
+        let mut b = with_vbr_mode(gr, Duration::from_ms(50), 1, false, policy).run().unwrap();
+        assert!(a.events * 2 < b.events, "{} vs {}", a.events, b.events);
+        a.events = 0;
+        b.events = 0;
+        assert_eq!(a, b, "{gr:?}");
+        assert!(a.switch_cells_dropped > 0);
+    }
+}
