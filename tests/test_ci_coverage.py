@@ -34,7 +34,7 @@ def test_confidence_interval_coverage(tmp_path, two_hosts):
         s = atmlab.Sweep(sc, replications=R, seed=1000 + k)
         s.run(db, jobs=1)
         summary = s.summary(db, metrics=["link_cells_lost"]).iloc[0]
-        assert summary.n == R
+        assert summary.runs == R
         mean, ci = summary.link_cells_lost_mean, summary.link_cells_lost_ci95
         covered += mean - ci <= N * P <= mean + ci
     coverage = covered / K

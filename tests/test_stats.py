@@ -30,6 +30,6 @@ def test_frame_summary_groups_by_parameters():
     df = pd.DataFrame({"buffer": ["a", "a", "b", "b"], "eff": [0.5, 0.7, 0.9, 0.9]})
     out = summarize_frame(df, ["buffer"], ["eff"])
     assert list(out.buffer) == ["a", "b"]
-    assert list(out.n) == [2, 2]
+    assert list(out.runs) == [2, 2]
     assert out.eff_mean.tolist() == pytest.approx([0.6, 0.9])
     assert out.eff_std.iloc[1] == 0.0

@@ -81,8 +81,8 @@ def test_ci_target_adds_replications_until_met(tmp_path, two_hosts):
     s = atmlab.Sweep(sc, replications=2, ci_target=1.5, ci_metric="link_cells_lost", max_replications=40)
     s.run(db, jobs=1)
     summary = s.summary(db, metrics=["link_cells_lost"])
-    assert (summary.link_cells_lost_ci95 <= 1.5).all() or (summary.n == 40).any()
-    assert summary.n.min() > 2, "the target needs more than the first two replications"
+    assert (summary.link_cells_lost_ci95 <= 1.5).all() or (summary.runs == 40).any()
+    assert summary.runs.min() > 2, "the target needs more than the first two replications"
 
 
 def test_local_pool_gives_the_same_results_as_in_process(tmp_path, two_hosts):
@@ -202,3 +202,11 @@ def test_sweep_json_from_results_is_consistent(tmp_path, two_hosts):
         res = store.result(int(df.run_id.iloc[0]))
     assert df["udp_flows.voice0.sent"].iloc[0] == res["udp_flows"][0]["sent"]
     assert json.loads(json.dumps(res))["seed"] == 1
+
+
+def test_a_swept_parameter_may_not_shadow_a_results_column(two_hosts):
+    sc = voice_sweep(two_hosts)
+    sc["params"]["seed"] = 1
+    sc["sweep"] = {"seed": [1, 2]}
+    with pytest.raises(atmlab.ScenarioError, match=r"sweep\.seed.*column of the results table"):
+        atmlab.Sweep(sc)

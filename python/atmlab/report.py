@@ -122,7 +122,7 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
         ax.grid(alpha=0.3)
         if group:
             ax.legend(fontsize=8)
-        n = int(part["n"].min()), int(part["n"].max())
+        n = int(part["runs"].min()), int(part["runs"].max())
         reps = f"{n[0]}" if n[0] == n[1] else f"{n[0]}-{n[1]}"
         title = f"{sweep}: {metric} vs {x}" + (f" ({_fmt(fixed)})" if fixed else "")
         ax.set_title(title, fontsize=9)

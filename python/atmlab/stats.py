@@ -60,14 +60,14 @@ def summarize(values: Sequence[float], level: float = LEVEL) -> Summary:
 
 
 def summarize_frame(runs: pd.DataFrame, by: list[str], metrics: list[str], level: float = LEVEL) -> pd.DataFrame:
-    """One row per group of `by` with ``n`` and, per metric, ``<m>_mean``,
+    """One row per group of `by` with ``runs`` (the group's size) and, per metric, ``<m>_mean``,
     ``<m>_std``, ``<m>_ci95`` (the half-width)."""
     rows = []
     groups = runs.groupby(by, sort=False, dropna=False) if by else [((), runs)]
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True))
-        row["n"] = len(group)
+        row["runs"] = len(group)
         for m in metrics:
             s = summarize(group[m].tolist() if m in group else [], level)
             row[f"{m}_mean"], row[f"{m}_std"], row[f"{m}_ci95"] = s.mean, s.std, s.ci

@@ -34,6 +34,14 @@ from .stats import summarize, summarize_frame, t_halfwidth
 from .store import DEFAULT_DB, RUN_METRICS, Store
 
 
+# Columns of `results()` and `Sweep.summary()` that are not parameters: a
+# parameter may not take one of these names.
+RESULT_COLUMNS = frozenset({
+    "run_id", "sweep", "scenario_hash", "point", "replication", "seed", "status", "error", "wall_s", "runs",
+    "atmlab_version", "git_commit", "git_dirty", "started_at", "finished_at", *RUN_METRICS,
+})
+
+
 @dataclass
 class Progress:
     """What a sweep reports after every finished run."""
@@ -110,8 +118,12 @@ class Sweep:
         self.source = sc.source
         self.template = sc.template
         self.name = sc.name
-        self.points = expand.points(sc.source, sc.template)
         self.param_names = list(expand.iter_param_names(sc.template))
+        for name in self.param_names:
+            if name in RESULT_COLUMNS:
+                raise ScenarioError(sc.source, f"sweep.{name}",
+                                    f"'{name}' is a column of the results table; give the parameter another name")
+        self.points = expand.points(sc.source, sc.template)
         self.seed = seed if seed is not None else int(sc.template.get("simulation", {}).get("seed", 1))
         self.replications = max(replications, 2) if ci_target is not None else replications
         self.ci_target = ci_target
