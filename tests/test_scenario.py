@@ -43,6 +43,10 @@ def test_missing_file():
         load("does/not/exist.toml")
 
 
+# A cell source on the two-host network's VC.
+ONOFF = {"kind": "onoff", "name": "vbr", "vc": "v", "peak": "10 Mbit/s", "on": "1 ms", "off": "1 ms"}
+
+
 @pytest.mark.parametrize(
     "mutate, path, words",
     [
@@ -53,6 +57,29 @@ def test_missing_file():
         (lambda s: s["vcs"][0].update(path=["a", "b"]), "vcs[0].path", "no link between a and b"),
         (lambda s: s["apps"][0].update(interval="10"), "apps[0].interval", "needs a unit"),
         (lambda s: s["simulation"].update(duration="0 s"), "simulation.duration", "longer than 0"),
+        (lambda s: s["simulation"].update(clock_tolerance_ppm=-5), "simulation.clock_tolerance_ppm",
+         "not a clock tolerance"),
+        (lambda s: s["apps"].append(ONOFF | {"peak": "200 Mbit/s"}), "apps[1].peak", "exceeds the 155.52 Mbit/s link"),
+        (lambda s: s["apps"].append(ONOFF | {"period": "2 ms", "duty": 0.5}), "apps[1]", "either on and off"),
+        (lambda s: s["apps"].append({k: v for k, v in ONOFF.items() if k != "peak"}), "apps[1].peak", "needs a peak"),
+        (lambda s: s["apps"].append({**ONOFF, "on": None, "off": None, "period": "2 ms", "duty": 0} | {}),
+         "apps[1].duty", "not in (0, 1]"),
+        (lambda s: s["apps"].append(ONOFF | {"payload": "80 bytes"}), "apps[1].payload", "not a key"),
+        (lambda s: s["switches"][0]["port"].update(scheduler={"kind": "guaranteed_rate", "gr": 1.5}),
+         "switches[0].port.scheduler.gr", "not a fraction"),
+        (lambda s: s["switches"][0]["port"].update(scheduler={"kind": "guaranteed_rate"}),
+         "switches[0].port.scheduler.gr", "needs gr"),
+        (lambda s: s["switches"][0]["port"].update(drop_policy={"kind": "selective_drop", "z": -1}),
+         "switches[0].port.drop_policy.z", "positive"),
+        (lambda s: s["switches"][0]["port"].update(drop_policy={"kind": "tail_drop", "z": 0.5}),
+         "switches[0].port.drop_policy.z", "not a key of the tail_drop policy"),
+        (lambda s: s["switches"][0]["port"].update(drop_policy={"kind": "fba", "threshold": "2000 cells"}),
+         "switches[0].port.drop_policy.threshold", "exceeds the 1000-cell buffer"),
+        (lambda s: s["apps"].__setitem__(0, {"kind": "tcp_bulk", "name": "t", "vc": "v", "tcp": {"max_sack_blocks": 5}}),
+         "apps[0].tcp.max_sack_blocks", "1 to 4"),
+        (lambda s: (s["vcs"][0].update(simplex=True), s["apps"].__setitem__(0, {"kind": "tcp_bulk", "name": "t",
+                                                                               "vc": "v"})),
+         "apps[0].vc", "duplex"),
     ],
 )
 def test_validation_errors_name_the_key(two_hosts, mutate, path, words):

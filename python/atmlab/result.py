@@ -13,8 +13,8 @@ import pandas as pd
 class Result:
     """What one run reported (see docs/models/metrics.md for every definition).
 
-    Scalars are attributes; ``connections`` (TCP), ``udp_flows`` and
-    ``ports`` are DataFrames with one row per item, indexed by name; ``raw``
+    Scalars are attributes; ``connections`` (TCP), ``udp_flows``,
+    ``cell_sources`` (ON/OFF) and ``ports`` are DataFrames with one row per item, indexed by name; ``raw``
     is the whole record and :meth:`to_json` its JSON text, identical for
     identical runs.
     """
@@ -96,6 +96,11 @@ class Result:
     def udp_flows(self) -> pd.DataFrame:
         """One row per UDP flow (index: application name)."""
         return self._table("udp_flows")
+
+    @cached_property
+    def cell_sources(self) -> pd.DataFrame:
+        """One row per ON/OFF cell source (index: application name)."""
+        return self._table("cell_sources")
 
     @cached_property
     def ports(self) -> pd.DataFrame:

@@ -13,8 +13,8 @@ use atmlab_net::atm::{
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
 use atmlab_net::sim::{
-    CbrParams, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec, ProbeTarget, RunMeta, Simulation,
-    VcHandle,
+    BuildError, CbrParams, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec, ProbeTarget, RunMeta,
+    Simulation, VcHandle,
 };
 use atmlab_net::tcp::{RtoConfig, TcpConfig};
 use rand::RngExt;
@@ -65,6 +65,8 @@ impl Scenario {
             apps: BTreeMap::new(),
         };
         cx.b.set_slot_phase(self.simulation.slot_phase.unwrap_or_default());
+        cx.b.set_clock_tolerance(self.simulation.clock_tolerance_ppm.unwrap_or(0.0))
+            .map_err(|e| err("simulation.clock_tolerance_ppm", e.to_string()))?;
         cx.nodes()?;
         cx.links()?;
         cx.vcs()?;
@@ -205,8 +207,12 @@ impl<'a> Ctx<'a> {
                 .collect::<Result<Vec<_>, _>>()?;
             let label = v.label.as_deref().map(|l| parse_label(format!("{path}.label"), l)).transpose()?;
             let category = v.category.unwrap_or(ServiceCategory::Ubr);
-            let handle =
-                self.b.add_vc(&nodes, category, label).map_err(|e| err(format!("{path}.path"), e.to_string()))?;
+            let handle = if v.simplex {
+                self.b.add_simplex_vc(&nodes, category, label)
+            } else {
+                self.b.add_vc(&nodes, category, label)
+            }
+            .map_err(|e| err(format!("{path}.path"), e.to_string()))?;
             self.vcs.insert(&v.name, (i, handle));
         }
         Ok(())
@@ -249,10 +255,10 @@ impl<'a> Ctx<'a> {
                     let none = TcpSpec::default();
                     let cfg = tcp_config(&path, &self.sc.tcp, a.tcp.as_ref().unwrap_or(&none), mtu)?;
                     let bytes = a.bytes.unwrap_or_default().0;
-                    let id = self
-                        .b
-                        .add_tcp(&a.name, &handle, cfg, t, bytes)
-                        .map_err(|e| err(format!("{path}.tcp.mss"), e.to_string()))?;
+                    let id = self.b.add_tcp(&a.name, &handle, cfg, t, bytes).map_err(|e| {
+                        let key = if matches!(e, BuildError::SimplexVc(_)) { "vc" } else { "tcp.mss" };
+                        err(format!("{path}.{key}"), e.to_string())
+                    })?;
                     self.apps.insert(&a.name, AppRef::Tcp(id));
                 }
                 AppKind::Onoff => {
@@ -276,7 +282,10 @@ impl<'a> Ctx<'a> {
                         }
                     };
                     let params = OnOffParams { peak, on, off, start: t };
-                    self.b.add_onoff(&a.name, &handle, params).map_err(|e| err(format!("{path}.on"), e.to_string()))?;
+                    self.b.add_onoff(&a.name, &handle, params).map_err(|e| {
+                        let key = if matches!(e, BuildError::PeakAboveLink { .. }) { "peak" } else { "on" };
+                        err(format!("{path}.{key}"), e.to_string())
+                    })?;
                 }
                 AppKind::UdpCbr => {
                     only_keys(&path, a, &["payload", "interval", "count", "max_payload"])?;

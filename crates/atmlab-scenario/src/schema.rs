@@ -152,6 +152,10 @@ pub struct SimulationSpec {
     /// phase; `aligned`: all start at t = 0.
     #[serde(default)]
     pub slot_phase: Option<SlotPhase>,
+    /// Each link direction's rate is off by up to this many ppm (uniform,
+    /// its own stream); 0 (default): exact rates.
+    #[serde(default)]
+    pub clock_tolerance_ppm: Option<f64>,
 }
 
 fn default_seed() -> u64 {

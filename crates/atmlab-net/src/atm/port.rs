@@ -332,8 +332,16 @@ impl Port {
     /// Shifts the port's slot grid: slot `k` starts at `phase + ceil(k * 424e12
     /// / rate)`. Call before the port carries traffic.
     pub fn set_slot_phase(&mut self, phase: SimTime) {
-        debug_assert!(self.accepted == 0, "the slot phase is set before any traffic");
-        self.tail = SlotClock::with_epoch(self.rate, CELL_BITS, phase);
+        self.set_clock(self.rate, phase);
+    }
+
+    /// Runs the link at `rate` (a transmitter clock a little fast or slow)
+    /// with slot 0 at `phase`. Call before the port carries traffic.
+    pub fn set_clock(&mut self, rate: BitRate, phase: SimTime) {
+        debug_assert!(self.accepted == 0, "the clock is set before any traffic");
+        self.rate = rate;
+        self.cell_time = rate.cell_time();
+        self.tail = SlotClock::with_epoch(rate, CELL_BITS, phase);
         self.head = self.tail.clone();
     }
 

@@ -17,6 +17,10 @@ use atmlab_engine::{BitRate, Duration, RngStreams, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
+/// The largest clock tolerance accepted, in ppm (0.1%: far beyond any real
+/// transmitter; SONET/SDH and the ATM UNI ask for 20 ppm).
+pub const MAX_CLOCK_PPM: f64 = 1000.0;
+
 /// How the slot grids of the links are placed in time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -50,8 +54,19 @@ pub enum NodeRef {
 }
 
 /// A topology error.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[derive(Clone, Debug, PartialEq, Error)]
 pub enum BuildError {
+    /// A cell source faster than its host's link.
+    #[error("the peak rate {peak} exceeds the {link} link of the source host")]
+    PeakAboveLink {
+        /// The source's peak rate.
+        peak: BitRate,
+        /// The host's link rate.
+        link: BitRate,
+    },
+    /// A clock tolerance out of range.
+    #[error("{0} ppm is not a clock tolerance (0 to {MAX_CLOCK_PPM} ppm)")]
+    ClockTolerance(f64),
     /// Two nodes are joined by more than one link.
     #[error("there is already a link between {0} and {1}")]
     DuplicateLink(String, String),
@@ -183,6 +198,7 @@ pub struct NetworkBuilder {
     pub(super) efficiency_port: Option<PortId>,
     pub(super) event_elision: bool,
     pub(super) slot_phase: SlotPhase,
+    pub(super) clock_ppm: f64,
     pub(super) probes: Vec<ProbeSpec>,
 }
 
@@ -205,6 +221,7 @@ impl NetworkBuilder {
             efficiency_port: None,
             event_elision: true,
             slot_phase: SlotPhase::default(),
+            clock_ppm: 0.0,
             probes: Vec::new(),
         }
     }
@@ -327,6 +344,18 @@ impl NetworkBuilder {
     /// How the links' slot grids are placed (default: random phases).
     pub fn set_slot_phase(&mut self, phase: SlotPhase) {
         self.slot_phase = phase;
+    }
+
+    /// Clock tolerance: every link direction runs at its nominal rate times
+    /// `1 + e`, `e` uniform in `[-ppm, +ppm] x 1e-6` from the stream
+    /// `link:<from>-><to>:clock`, rounded to a whole bit/s (default 0: every
+    /// link exactly at its nominal rate).
+    pub fn set_clock_tolerance(&mut self, ppm: f64) -> Result<(), BuildError> {
+        if !(0.0..=MAX_CLOCK_PPM).contains(&ppm) {
+            return Err(BuildError::ClockTolerance(ppm));
+        }
+        self.clock_ppm = ppm;
+        Ok(())
     }
 
     /// Uses the link of `port` as the capacity reference of the efficiency
@@ -543,6 +572,10 @@ impl NetworkBuilder {
     pub fn add_onoff(&mut self, name: &str, vc: &VcHandle, p: OnOffParams) -> Result<u32, BuildError> {
         if p.on.is_zero() {
             return Err(BuildError::EmptyOn);
+        }
+        let link = self.ports[vc.forward[0].idx()].rate;
+        if p.peak > link {
+            return Err(BuildError::PeakAboveLink { peak: p.peak, link });
         }
         self.check_fits(vc.src, "a cell", 0)?;
         let mut source = OnOffSource {

@@ -46,7 +46,7 @@ use crate::atm::{Cell, NextHop, Offer, Port, Pti, Switch};
 use crate::ids::{ConnId, FlowId, HostId, PortId};
 use crate::pdu::{Endpoint, Payload, PduId, PduTable};
 use crate::tcp::TcpSegment;
-use atmlab_engine::{Duration, EventClass, EventQueue, RngStreams, SimTime};
+use atmlab_engine::{BitRate, Duration, EventClass, EventQueue, RngStreams, SimTime};
 use rand::RngExt;
 use timer::Firing;
 
@@ -164,12 +164,22 @@ impl Simulation {
     /// elision off every port is slotted and every cell-hop is an event: the
     /// reference the optimised runs are tested against.
     fn plan(b: &mut NetworkBuilder) {
-        if b.slot_phase == SlotPhase::Random {
-            for port in &mut b.ports {
-                let mut rng = b.rng.stream(&format!("link:{}:phase", port.name));
-                let phase = rng.random_range(0..port.rate.cell_time().as_ps());
-                port.set_slot_phase(SimTime::from_ps(phase));
+        for port in &mut b.ports {
+            let mut rate = port.rate;
+            if b.clock_ppm > 0.0 {
+                let mut rng = b.rng.stream(&format!("link:{}:clock", port.name));
+                let e = rng.random_range(-b.clock_ppm..=b.clock_ppm) * 1e-6;
+                rate = BitRate::from_bps((rate.bps() as f64 * (1.0 + e)).round() as u64)
+                    .expect("a tolerance of at most 0.1% leaves the rate positive");
             }
+            let phase = match b.slot_phase {
+                SlotPhase::Random => {
+                    let mut rng = b.rng.stream(&format!("link:{}:phase", port.name));
+                    SimTime::from_ps(rng.random_range(0..rate.cell_time().as_ps()))
+                }
+                SlotPhase::Aligned => SimTime::ZERO,
+            };
+            port.set_clock(rate, phase);
         }
         let elide = b.event_elision;
         for p in &mut b.ports {
@@ -536,6 +546,8 @@ impl Simulation {
                 match probe.spec.kind {
                     ProbeKind::Cwnd => (c.sender.cwnd() as f64, None),
                     ProbeKind::Ssthresh => (c.sender.ssthresh() as f64, None),
+                    ProbeKind::Rto => (c.sender.rtt().rto().as_secs_f64(), None),
+                    ProbeKind::Srtt => (c.sender.rtt().srtt().map_or(0.0, |d| d.as_secs_f64()), None),
                     _ => (0.0, Some(c.receiver.stats.bytes_delivered)),
                 }
             }

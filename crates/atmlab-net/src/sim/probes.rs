@@ -19,6 +19,11 @@ pub enum ProbeKind {
     Cwnd,
     /// TCP slow-start threshold (bytes).
     Ssthresh,
+    /// TCP retransmission timeout the sender would arm now, backoff
+    /// included (seconds).
+    Rto,
+    /// TCP smoothed round-trip time (seconds; 0 before the first sample).
+    Srtt,
     /// Bytes delivered to the receiving application in the interval, as
     /// bit/s (TCP connection or UDP flow).
     Goodput,
@@ -35,6 +40,7 @@ impl ProbeKind {
     pub fn unit(self) -> &'static str {
         match self {
             ProbeKind::Cwnd | ProbeKind::Ssthresh => "bytes",
+            ProbeKind::Rto | ProbeKind::Srtt => "s",
             ProbeKind::Goodput => "bit/s",
             ProbeKind::Queue | ProbeKind::Drops => "cells",
             ProbeKind::Utilization => "fraction",
@@ -45,6 +51,8 @@ impl ProbeKind {
         match self {
             ProbeKind::Cwnd => "cwnd",
             ProbeKind::Ssthresh => "ssthresh",
+            ProbeKind::Rto => "rto",
+            ProbeKind::Srtt => "srtt",
             ProbeKind::Goodput => "goodput",
             ProbeKind::Queue => "queue",
             ProbeKind::Drops => "drops",

@@ -132,6 +132,8 @@ pub struct PortResult {
     pub name: String,
     /// `"switch"` or `"host"`.
     pub kind: &'static str,
+    /// The link's rate, bit/s (its nominal rate unless a clock tolerance is set).
+    pub rate_bps: u64,
     /// Cells offered.
     pub cells_in: u64,
     /// Cells sent.
@@ -340,6 +342,7 @@ impl Simulation {
                 PortResult {
                     name: p.name.clone(),
                     kind: if sw { "switch" } else { "host" },
+                    rate_bps: p.rate.bps(),
                     cells_in: st.cells_in,
                     cells_out: st.cells_out,
                     dropped: st.dropped_overflow + st.dropped_frame,

@@ -137,7 +137,7 @@ fn probes(b: &mut NetworkBuilder) {
     for kind in [ProbeKind::Queue, ProbeKind::Drops, ProbeKind::Utilization] {
         b.add_probe(ProbeSpec { name: kind.name().into(), kind, target: ProbeTarget::Port(q), interval: ms });
     }
-    for kind in [ProbeKind::Cwnd, ProbeKind::Goodput] {
+    for kind in [ProbeKind::Cwnd, ProbeKind::Goodput, ProbeKind::Rto, ProbeKind::Srtt] {
         let target = ProbeTarget::Conn(crate::ids::ConnId(0));
         b.add_probe(ProbeSpec { name: kind.name().into(), kind, target, interval: ms });
     }
@@ -151,7 +151,7 @@ fn test_probes_sample_exactly_and_agree_with_the_reference() {
     // sw2->dst0 would be an eager target; being probed, it must not be.
     let mut a = fast.run().unwrap();
     let mut b = nsource_probed(3, delay, 200, &tcp, 1, false, probes).run().unwrap();
-    assert_eq!(a.series.len(), 5);
+    assert_eq!(a.series.len(), 7);
     for s in &a.series {
         assert_eq!(s.t_s.len(), 1000, "{}: one sample per ms over 1 s", s.name);
         assert_eq!(s.t_s[0], 0.0);
@@ -163,6 +163,13 @@ fn test_probes_sample_exactly_and_agree_with_the_reference() {
     let total: f64 = goodput.iter().sum::<f64>() * 1e-3 / 8.0;
     let delivered = a.connections[0].bytes_delivered as f64;
     assert!(total <= delivered && total > 0.95 * delivered, "{total} vs {delivered}");
+    // Before the first RTT sample: the initial RTO (3 s) and no srtt; then
+    // whole ticks (100 ms), never below two, times the backoff; srtt in
+    // eighths of a tick (BSD's scaled integer).
+    let (rto, srtt) = (&a.series[5].values, &a.series[6].values);
+    assert_eq!((rto[0], srtt[0]), (3.0, 0.0));
+    assert!(rto.iter().all(|&r| r >= 0.2 - 1e-12 && ((r * 10.0).round() - r * 10.0).abs() < 1e-9), "{rto:?}");
+    assert!(srtt[1..].iter().all(|&s| s > 0.0 && ((s * 80.0).round() - s * 80.0).abs() < 1e-9), "{srtt:?}");
     a.events = 0;
     b.events = 0;
     assert_eq!(a, b, "probes see the same network in both modes");
@@ -310,5 +317,38 @@ fn test_event_elision_with_vbr_gr_and_selective_drop_matches_the_reference() {
         b.events = 0;
         assert_eq!(a, b, "{gr:?}");
         assert!(a.switch_cells_dropped > 0);
+    }
+}
+
+#[test]
+fn test_clock_tolerance_gives_each_link_its_own_rate() {
+    let tcp = TcpConfig::classic();
+    let run = |ppm: Option<f64>, elide: bool| {
+        nsource_probed(3, Duration::from_us(5), 1000, &tcp, 1, elide, |b| {
+            if let Some(ppm) = ppm {
+                b.set_clock_tolerance(ppm).unwrap();
+            }
+        })
+        .run()
+        .unwrap()
+    };
+    // Zero tolerance is the exact model, bit for bit.
+    assert_eq!(run(Some(0.0), true), run(None, true));
+    let exact = run(None, true);
+    assert!(exact.ports.iter().all(|p| p.rate_bps == 155_520_000));
+    // 50 ppm: every direction within +/-50 ppm (+/-7776 bit/s), each its own.
+    let drift = run(Some(50.0), true);
+    let rates: std::collections::BTreeSet<u64> = drift.ports.iter().map(|p| p.rate_bps).collect();
+    assert_eq!(rates.len(), drift.ports.len(), "independent streams: all different");
+    assert!(rates.iter().all(|&r| r.abs_diff(155_520_000) <= 7_776), "{rates:?}");
+    assert!(drift.ports.iter().all(|p| p.utilization <= 1.0));
+    // The fast paths follow the drifted clocks exactly.
+    let mut slow = run(Some(50.0), false);
+    let mut fast = drift;
+    (slow.events, fast.events) = (0, 0);
+    assert_eq!(fast, slow);
+    let mut b = NetworkBuilder::new(RngStreams::new(1, 0));
+    for bad in [-1.0, 1000.5, f64::NAN] {
+        assert!(b.set_clock_tolerance(bad).is_err(), "{bad}");
     }
 }
