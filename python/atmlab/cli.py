@@ -83,7 +83,9 @@ def print_summary(r: Result, description: str | None = None) -> None:
         lines.add_row("efficiency", _fmt(r.efficiency),
                       f"TCP goodput {_mbps(r.tcp_goodput_bps)} Mbit/s of at most "
                       f"{_mbps(basis['max_goodput_bps'])} Mbit/s on {basis['link']} "
-                      f"({basis['payload_fraction']:.1%} of {_mbps(basis['link_rate_bps'])})")
+                      f"({basis['payload_fraction']:.1%} of {_mbps(basis['link_rate_bps'])} Mbit/s"
+                      + (f" less {_mbps(basis['background_bps'])} Mbit/s of ON/OFF background"
+                         if basis.get("background_bps") else "") + ")")
     if r.fairness is not None:
         lines.add_row("fairness", _fmt(r.fairness), "Jain's index of the TCP goodputs")
     lines.add_row("cell loss", f"{r.cell_loss_ratio:.3g}",
@@ -109,6 +111,14 @@ def print_summary(r: Result, description: str | None = None) -> None:
             delay = "n/a" if u["mean_delay_s"] is None else f"{u['mean_delay_s'] * 1e3:.3f}"
             t.add_row(u["name"], u["src"], u["dst"], f"{u['sent']:,}", f"{u['received']:,}", f"{u['lost']:,}",
                       f"{u['throughput_bps'] / 1e3:.1f}", delay)
+        out.print(t)
+    if raw.get("cell_sources"):
+        t = Table(title="ON/OFF cell sources", title_justify="left", title_style="bold")
+        for col in ["name", "from", "to", "peak Mbit/s", "mean Mbit/s", "cells sent", "cells received", "Mbit/s"]:
+            t.add_column(col, justify="left" if col in ("name", "from", "to") else "right")
+        for c in raw["cell_sources"]:
+            t.add_row(c["name"], c["src"], c["dst"], _mbps(c["peak_bps"]), _mbps(c["mean_bps"]),
+                      f"{c['cells_sent']:,}", f"{c['cells_received']:,}", _mbps(c["throughput_bps"]))
         out.print(t)
     busy = [p for p in raw["ports"] if p["kind"] == "switch" and p["cells_in"] > 0]
     if busy:
@@ -322,15 +332,15 @@ def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group
 
 
 def _print_summary(summary: "pd.DataFrame", params: list[str]) -> None:
-    """Per point: the parameters, n, and each metric as mean +/- CI half-width."""
+    """Per point: the parameters, the number of runs, and each metric as mean +/- CI half-width."""
     t = Table(title="per point: mean +/- 95% CI half-width", title_justify="left", title_style="bold")
     metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary]
-    for c in [*params, "n"]:
+    for c in [*params, "runs"]:
         t.add_column(c, justify="right")
     for m in metrics:
         t.add_column("goodput Mbit/s" if m == "tcp_goodput_bps" else m.replace("_", " "), justify="right")
     for _, row in summary.iterrows():
-        cells = [_cell(row[c]) for c in [*params, "n"] if c in row]
+        cells = [_cell(row[c]) for c in [*params, "runs"] if c in row]
         for m in metrics:
             scale = 1e-6 if m == "tcp_goodput_bps" else 1.0
             mean, ci = row[f"{m}_mean"] * scale, row[f"{m}_ci95"] * scale
@@ -352,24 +362,53 @@ _STUDIES = "\n".join(f"  {k}: {v}" for k, v in reproduce_mod.studies().items())
 
 
 @main.command(help="Re-run a published study's experiments and compare them with its tables.\n\n"
-              f"\b\nSTUDY is one of:\n{_STUDIES}")
+              f"\b\nSTUDY is one of:\n{_STUDIES}\n\n"
+              "Prints the comparison, writes a CSV (simulated and published values side by side) and the "
+              "study's figures. Simulation runs are stored in the results database, so an interrupted "
+              "reproduction resumes where it stopped.")
 @click.argument("study", type=click.Choice(sorted(reproduce_mod.studies())), metavar="STUDY")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for the CSV and figures (default: results/STUDY).")
-def reproduce(study: str, out_dir: Path | None) -> None:
-    out_dir = out_dir or Path("results") / study
-    with err.status("simulating ...") as status:
-        rep = reproduce_mod.run(study, out_dir, lambda msg: status.update(msg))
-    t = Table(title=rep.title, title_justify="left", title_style="bold")
-    for col in rep.table.columns:
-        t.add_column(str(col), justify="right")
-    for _, row in rep.table.iterrows():
-        t.add_row(*[_cell(v) for v in row])
-    out.print(t)
+@click.option("--out", "out_path", type=click.Path(path_type=Path), default=None,
+              help="Folder for the CSV and figures, or the CSV's file name (default: results/STUDY).")
+@click.option("--quick", is_flag=True,
+              help="A small subset with short runs (a smoke test; not comparable with the study).")
+@click.option("-r", "--replications", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per configuration, with independent random streams (adds confidence intervals).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Master seed (default: each scenario's simulation.seed).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="Results database (SQLite; created if missing).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: one per core; 1 runs in this process).")
+def reproduce(study: str, out_path: Path | None, quick: bool, replications: int, seed: int | None, db: Path,
+              jobs: int | None) -> None:
+    options = reproduce_mod.Options(out=out_path or Path("results") / study, quick=quick, replications=replications,
+                                    db=db, jobs=jobs, seed=seed)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task(f"{study}: starting", total=None)
+
+        def update(message: str, done: int | None = None, total: int | None = None) -> None:
+            bar.update(task, description=message, completed=done or 0, total=total)
+
+        rep = reproduce_mod.run(study, options, update)
+    if rep.interrupted:
+        err.print("[yellow]interrupted:[/] every finished run is saved in "
+                  f"{options.db}; run the same command to resume.")
+        sys.exit(130)
+    _print_frame(rep.table, title=rep.title)
     if rep.summary:
-        out.print(rep.summary)
+        out.print(rep.summary, soft_wrap=True)
+    for title, frame in rep.extra:
+        if not frame.empty:
+            _print_frame(frame, title=title)
     for f in rep.files:
         out.print(f"wrote {f}")
+    for failure in rep.failures:
+        err.print(f"[red]failed[/] {failure}", soft_wrap=True)
+    if rep.failures:
+        err.print(f"{len(rep.failures)} runs failed; their configurations are missing from the table.")
+        sys.exit(1)
 
 
 def _cell(v: Any) -> str:

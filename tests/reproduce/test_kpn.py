@@ -7,7 +7,7 @@ import math
 from PIL import Image
 
 from atmlab import reference
-from atmlab.reproduce import kpn
+from atmlab.reproduce import Options, kpn
 
 
 def test_table5_matches_every_published_row():
@@ -23,8 +23,9 @@ def test_table5_matches_every_published_row():
 
 
 def test_reproduction_writes_its_table_and_figure(tmp_path):
-    rep = kpn.run(tmp_path, progress=lambda _: None)
+    rep = kpn.run(Options(out=tmp_path / "t5.csv"), progress=lambda _: None)
     csv, png = rep.files
+    assert (csv, png) == (tmp_path / "t5.csv", tmp_path / "kpn_table5.png")
     assert csv.read_text().startswith("data_size_bytes,published_cells,simulated_cells")
     with Image.open(png) as im:
         assert im.format == "PNG" and im.size[0] > 400

@@ -13,6 +13,7 @@ at 1 s intervals, and the cells per burst are counted at the receiver.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pandas as pd
 
 from .. import reference
 from ..api import run as run_scenario
-from . import Progress, Reproduction
+from . import Options, Reproduction
 
 BURSTS = 100
 UDPT_MAX_BURST = "9000 bytes"  # s7.4.2: "The burst size is limited to 9000 bytes"
@@ -45,7 +46,7 @@ def table5_scenario(data_size: int) -> dict[str, Any]:
     }
 
 
-def table5(progress: Progress) -> pd.DataFrame:
+def table5(progress: Callable[[str], None]) -> pd.DataFrame:
     published = reference.table("s004_table05_udp_datagram_to_cells")
     rows = []
     for _, row in published.iterrows():
@@ -90,11 +91,14 @@ def figure(df: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def run(out_dir: Path, progress: Progress) -> Reproduction:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def run(options: Options, progress: Callable[[str], None]) -> Reproduction:
+    """Table 5 (exact and deterministic: ``quick``, ``replications`` and the
+    database do not apply)."""
     df = table5(progress)
-    csv = out_dir / "kpn_table5.csv"
-    png = out_dir / "kpn_table5.png"
+    csv = options.csv_path("kpn_table5.csv")
+    png = options.folder / "kpn_table5.png"
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    png.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(csv, index=False)
     figure(df, png)
     n, ok = len(df), int(df["match"].sum())
