@@ -4,6 +4,7 @@
 mod accept;
 mod category;
 mod cell;
+mod gcra;
 mod port;
 mod sched;
 mod switch;
@@ -13,6 +14,7 @@ pub use accept::{
 };
 pub use category::ServiceCategory;
 pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
+pub use gcra::{Conformance, Contract, Gcra, LeakyBucket, Policed, Policer, PolicerStats, Shaper, UpcAction};
 pub use port::{
     CategoryCounts, DropReason, LinkLoss, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc, Queueing,
     Transmission,
