@@ -18,6 +18,7 @@ from .errors import AtmlabError, ScenarioError, SimulationError
 from .result import Result
 from .scenario import load, validate
 from .sweep import Sweep, SweepOutcome, results
+from .wire import Wire, cells
 
 try:
     __version__ = version("atmlab")
@@ -31,7 +32,9 @@ __all__ = [
     "SimulationError",
     "Sweep",
     "SweepOutcome",
+    "Wire",
     "__version__",
+    "cells",
     "load",
     "results",
     "run",

@@ -168,6 +168,40 @@ def validate(scenario: str) -> None:
 
 
 @main.command()
+@click.option("--payload", type=click.IntRange(min=0), required=True, help="User data bytes of the message.")
+@click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True,
+              help="One UDP datagram, or a TCP transfer in MSS-sized segments (MSS = MTU - 40).")
+@click.option("--mtu", type=click.IntRange(min=1), default=9180, show_default=True, help="IP MTU, bytes.")
+@click.option("--encap", type=click.Choice(["null", "llc-snap"]), default="llc-snap", show_default=True,
+              help="RFC 1483 encapsulation: VC multiplexing (null) or an 8-byte LLC/SNAP header.")
+@click.option("--fragmentation", type=click.Choice(["rfc791", "berkeley"]), default="rfc791", show_default=True,
+              help="How the last fragment is sized (berkeley: cut like the others, as SunOS did).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def cells(payload: int, proto: str, mtu: int, encap: str, fragmentation: str, as_json: bool) -> None:
+    """Print the IP datagrams and ATM cells a message becomes (AAL5)."""
+    from .wire import cells as wire_cells
+
+    try:
+        w = wire_cells(payload, proto=proto, mtu=mtu, encap=encap.replace("-", "_"),  # type: ignore[arg-type]
+                       fragmentation=fragmentation)  # type: ignore[arg-type]
+    except ValueError as e:
+        raise click.BadParameter(str(e).split(": ", 1)[-1], param_hint="--" + str(e).split(":", 1)[0]) from None
+    if as_json:
+        click.echo(json.dumps(w.to_dict(), indent=2))
+        return
+    unit = "segments" if proto == "tcp" else ("fragments" if w.datagrams > 1 else "datagram")
+    out.print(f"{payload:,} bytes of {proto.upper()} at MTU {mtu} ({encap}, {fragmentation}): "
+              f"[bold]{w.datagrams:,}[/] IP {unit}, [bold]{w.cells:,}[/] cells "
+              f"({w.efficiency:.1%} of the cell bytes are user data)")
+    t = Table("IP bytes", "count", "cells each", title_justify="left")
+    for col in t.columns:
+        col.justify = "right"
+    for size, n, c in w.sizes:
+        t.add_row(f"{size:,}", f"{n:,}", str(c))
+    out.print(t)
+
+
+@main.command()
 def scenarios() -> None:
     """List the scenarios shipped with atmlab."""
     from .scenario import bundled, load

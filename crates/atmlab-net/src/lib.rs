@@ -13,6 +13,7 @@
 pub mod aal5;
 pub mod atm;
 pub mod ids;
+pub mod ip;
 pub mod pdu;
 pub mod sim;
 pub mod tcp;

@@ -58,6 +58,19 @@ pub enum Payload {
         /// Sequence number of the datagram within its flow.
         seq: u64,
     },
+    /// Fragment `index` of `count` of a UDP datagram too large for the MTU
+    /// (see [`crate::ip`]); the receiver delivers the datagram when all have
+    /// arrived.
+    UdpFragment {
+        /// User data bytes of the whole datagram.
+        len: u32,
+        /// Sequence number of the datagram within its flow.
+        seq: u64,
+        /// This fragment's position, from 0.
+        index: u32,
+        /// Fragments of the datagram.
+        count: u32,
+    },
 }
 
 /// One AAL5 CPCS-PDU (one IP datagram plus its encapsulation).

@@ -87,6 +87,43 @@ fn bench_baseline(py: Python<'_>, cells: u64) -> (u64, u64, f64, f64) {
     })
 }
 
+/// The datagrams and cells `payload` bytes become (see `atmlab_net::ip`):
+/// `proto` "udp" or "tcp", `encap` "llc_snap" or "null", `fragmentation`
+/// "rfc791" or "berkeley". Returns JSON text (`datagrams`, `cells`, `sizes`).
+#[pyfunction]
+fn cells(payload: u64, proto: &str, mtu: u32, encap: &str, fragmentation: &str) -> PyResult<String> {
+    use atmlab_net::aal5::Encapsulation;
+    use atmlab_net::ip::{Fragmentation, MIN_MTU, Proto, wire};
+    let bad = |what: String| PyValueError::new_err(what);
+    let proto = match proto {
+        "udp" => Proto::Udp,
+        "tcp" => Proto::Tcp,
+        _ => return Err(bad(format!("proto: '{proto}' is not udp or tcp"))),
+    };
+    let encap = match encap {
+        "llc_snap" => Encapsulation::LlcSnap,
+        "null" => Encapsulation::Null,
+        _ => return Err(bad(format!("encap: '{encap}' is not llc_snap or null"))),
+    };
+    let rule = match fragmentation {
+        "rfc791" => Fragmentation::Rfc791,
+        "berkeley" => Fragmentation::Berkeley,
+        _ => return Err(bad(format!("fragmentation: '{fragmentation}' is not rfc791 or berkeley"))),
+    };
+    let max_mtu = atmlab_net::aal5::MAX_PAYLOAD - encap.header_bytes();
+    if !(MIN_MTU..=max_mtu).contains(&mtu) || (proto == Proto::Tcp && mtu <= 40) {
+        let lo = if proto == Proto::Tcp { 41 } else { MIN_MTU };
+        return Err(bad(format!("mtu: {mtu} bytes is outside {lo}..{max_mtu}")));
+    }
+    if proto == Proto::Udp && payload > u64::from(atmlab_net::sim::MAX_UDP_PAYLOAD) {
+        return Err(bad(format!(
+            "payload: {payload} bytes exceed the largest UDP payload, {} bytes",
+            atmlab_net::sim::MAX_UDP_PAYLOAD
+        )));
+    }
+    serde_json::to_string(&wire(payload, proto, mtu, encap, rule)).map_err(|e| bad(e.to_string()))
+}
+
 /// `"release"` or `"debug"`: how the extension was compiled.
 #[pyfunction]
 fn core_build() -> &'static str {
@@ -106,6 +143,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bench_baseline, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(cells, m)?)?;
     m.add_function(wrap_pyfunction!(core_build, m)?)?;
     m.add("CoreScenarioError", m.py().get_type::<CoreScenarioError>())?;
     m.add("CoreSimulationError", m.py().get_type::<CoreSimulationError>())?;

@@ -9,6 +9,7 @@ use crate::units;
 use atmlab_engine::{BitRate, Duration};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::ServiceCategory;
+use atmlab_net::ip::Fragmentation;
 use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
 use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
 use serde::de::{self, Deserializer, Visitor};
@@ -213,6 +214,10 @@ pub struct HostSpec {
     /// `llc_snap` (default) or `null`.
     #[serde(default)]
     pub encapsulation: Option<Encapsulation>,
+    /// `rfc791` (default) or `berkeley`: how datagrams larger than the MTU
+    /// are cut.
+    #[serde(default)]
+    pub fragmentation: Option<Fragmentation>,
 }
 
 /// `[[switches]]`.

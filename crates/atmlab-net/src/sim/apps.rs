@@ -61,6 +61,9 @@ pub struct UdpCbr {
     pub max_payload: Option<u32>,
     /// Counters.
     pub stats: UdpStats,
+    /// The datagram whose fragments are arriving: its sequence number, the
+    /// next fragment expected, and when its first fragment was sent.
+    pub(crate) assembling: Option<(u64, u32, SimTime)>,
 }
 
 /// Counters of a UDP flow.
@@ -68,8 +71,10 @@ pub struct UdpCbr {
 pub struct UdpStats {
     /// Datagrams sent.
     pub sent: u64,
-    /// Datagrams received.
+    /// Datagrams received (all their fragments, if fragmented).
     pub received: u64,
+    /// IP fragments sent (equal to `sent` when nothing is fragmented).
+    pub fragments_sent: u64,
     /// User bytes received.
     pub bytes_received: u64,
     /// Sum of one-way delays of received datagrams, ps.

@@ -12,10 +12,14 @@ use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
 use crate::atm::{LinkLoss, NextHop, Port, PortConfig, PortVc, ServiceCategory, Switch, VcLabel, VcRoute};
 use crate::ids::{ConnId, FlowId, HostId, PortId, SwitchId};
+use crate::ip::Fragmentation;
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use atmlab_engine::{BitRate, Duration, RngStreams, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
+
+/// The largest UDP payload: 65535 - 20 (IP) - 8 (UDP).
+pub const MAX_UDP_PAYLOAD: u32 = 65_535 - IPV4_HEADER - UDP_HEADER;
 
 /// The largest clock tolerance accepted, in ppm (0.1%: far beyond any real
 /// transmitter; SONET/SDH and the ATM UNI ask for 20 ppm).
@@ -56,6 +60,9 @@ pub enum NodeRef {
 /// A topology error.
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum BuildError {
+    /// A UDP payload beyond what one IP datagram can carry.
+    #[error("{0} bytes exceed the largest UDP payload, {MAX_UDP_PAYLOAD} bytes (the IP total length is 16 bits)")]
+    UdpTooLarge(u32),
     /// A cell source faster than its host's link.
     #[error("the peak rate {peak} exceeds the {link} link of the source host")]
     PeakAboveLink {
@@ -243,6 +250,11 @@ impl NetworkBuilder {
     pub fn add_host(&mut self, name: &str, mtu: u32, encapsulation: Encapsulation) -> HostId {
         self.hosts.push(Host::new(name.to_owned(), mtu, encapsulation));
         HostId(self.hosts.len() as u32 - 1)
+    }
+
+    /// How host `h` cuts datagrams larger than its MTU (default RFC 791).
+    pub fn set_fragmentation(&mut self, h: HostId, rule: Fragmentation) {
+        self.hosts[h.idx()].fragmentation = rule;
     }
 
     /// Adds a switch.
@@ -549,10 +561,12 @@ impl NetworkBuilder {
 
     /// Adds a constant-rate UDP source over `vc`.
     pub fn add_udp_cbr(&mut self, name: &str, vc: &VcHandle, p: CbrParams) -> Result<FlowId, BuildError> {
-        if p.max_payload.is_none_or(|m| p.payload <= m) {
-            let what = format!("a UDP datagram ({} bytes of data)", p.payload);
-            self.check_fits(vc.src, &what, p.payload + IPV4_HEADER + UDP_HEADER)?;
+        // A datagram larger than the MTU is fragmented; the IP total length
+        // (16 bits) is the limit.
+        if p.max_payload.is_none_or(|m| p.payload <= m) && p.payload > MAX_UDP_PAYLOAD {
+            return Err(BuildError::UdpTooLarge(p.payload));
         }
+        self.check_fits(vc.src, "its sender", 0)?;
         self.check_fits(vc.dst, "its receiver", 0)?;
         self.flows.push(UdpCbr {
             name: name.to_owned(),
@@ -564,6 +578,7 @@ impl NetworkBuilder {
             count: p.count,
             max_payload: p.max_payload,
             stats: UdpStats::default(),
+            assembling: None,
         });
         Ok(FlowId(self.flows.len() as u32 - 1))
     }

@@ -3,6 +3,7 @@
 use crate::aal5::{Encapsulation, Reassembler};
 use crate::atm::VcLabel;
 use crate::ids::PortId;
+use crate::ip::Fragmentation;
 
 /// One VC as a host sees it: the label and port slot it sends with, and the
 /// AAL5 receiver for the cells that arrive on it.
@@ -43,6 +44,8 @@ pub struct Host {
     pub mtu: u32,
     /// How IP datagrams are put into AAL5.
     pub encapsulation: Encapsulation,
+    /// How datagrams larger than the MTU are cut.
+    pub fragmentation: Fragmentation,
     /// Its VCs.
     pub vcs: Vec<HostVc>,
     /// Receive counters.
@@ -52,6 +55,14 @@ pub struct Host {
 impl Host {
     /// A host with no link yet.
     pub fn new(name: String, mtu: u32, encapsulation: Encapsulation) -> Host {
-        Host { name, port: None, mtu, encapsulation, vcs: Vec::new(), stats: HostStats::default() }
+        Host {
+            name,
+            port: None,
+            mtu,
+            encapsulation,
+            fragmentation: Fragmentation::default(),
+            vcs: Vec::new(),
+            stats: HostStats::default(),
+        }
     }
 }

@@ -33,7 +33,8 @@ mod timer;
 
 pub use apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
 pub use build::{
-    BuildError, CbrParams, EfficiencyCapacity, LossModel, NetworkBuilder, NodeRef, OnOffParams, SlotPhase, VcHandle,
+    BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
+    OnOffParams, SlotPhase, VcHandle,
 };
 pub use host::{Host, HostStats, HostVc};
 pub use probes::{ProbeKind, ProbeSpec, ProbeTarget};
@@ -444,16 +445,37 @@ impl Simulation {
                 self.scratch = out;
                 self.sync_timer(ConnId(c), TcpTimer::Retransmit);
             }
-            (Endpoint::UdpSink(f), Payload::Udp { len, .. }) => {
-                let s = &mut self.flows[f as usize].stats;
-                let delay = (self.now - sent_at).as_ps();
-                s.received += 1;
-                s.bytes_received += u64::from(len);
-                s.delay_sum_ps += u128::from(delay);
-                s.delay_max_ps = s.delay_max_ps.max(delay);
+            (Endpoint::UdpSink(f), Payload::Udp { len, .. }) => self.udp_received(f, len, sent_at),
+            (Endpoint::UdpSink(f), Payload::UdpFragment { len, seq, index, count }) => {
+                // IP reassembly. The fragments of a datagram travel in order
+                // on one VC, so a datagram is complete when fragments 0 to
+                // count - 1 arrive one after another; a gap, or a fragment of
+                // a later datagram, abandons it (its buffer would time out).
+                let flow = &mut self.flows[f as usize];
+                let next = match flow.assembling {
+                    Some((s, next, first)) if s == seq && next == index => Some((next + 1, first)),
+                    _ if index == 0 => Some((1, sent_at)),
+                    _ => None,
+                };
+                flow.assembling = next.map(|(n, first)| (seq, n, first));
+                if let Some((n, first)) = next
+                    && n == count
+                {
+                    flow.assembling = None;
+                    self.udp_received(f, len, first);
+                }
             }
             (dest, _) => unreachable!("PDU for {dest:?} carries the wrong transport"),
         }
+    }
+
+    fn udp_received(&mut self, f: u32, len: u32, sent_at: SimTime) {
+        let s = &mut self.flows[f as usize].stats;
+        let delay = (self.now - sent_at).as_ps();
+        s.received += 1;
+        s.bytes_received += u64::from(len);
+        s.delay_sum_ps += u128::from(delay);
+        s.delay_max_ps = s.delay_max_ps.max(delay);
     }
 
     /// Sends the segments in `out` from the sender's end (`forward`) or the
@@ -621,7 +643,20 @@ impl Simulation {
         if let Some(t) = flow.due(k + 1) {
             self.queue.push(t, APP, Event::UdpSend(f, k + 1));
         }
-        self.send_datagram(src, Endpoint::UdpSink(f.0), Payload::Udp { len, seq: k }, len + UDP_HEADER + IPV4_HEADER);
+        let host = &self.hosts[src.host.idx()];
+        let dest = Endpoint::UdpSink(f.0);
+        if len + UDP_HEADER + IPV4_HEADER <= host.mtu {
+            self.flows[f.idx()].stats.fragments_sent += 1;
+            self.send_datagram(src, dest, Payload::Udp { len, seq: k }, len + UDP_HEADER + IPV4_HEADER);
+            return;
+        }
+        let pieces = crate::ip::fragments(len + UDP_HEADER, host.mtu, host.fragmentation);
+        let count = pieces.len() as u32;
+        self.flows[f.idx()].stats.fragments_sent += u64::from(count);
+        for (index, bytes) in pieces.into_iter().enumerate() {
+            let payload = Payload::UdpFragment { len, seq: k, index: index as u32, count };
+            self.send_datagram(src, dest, payload, bytes + IPV4_HEADER);
+        }
     }
 }
 

@@ -115,6 +115,8 @@ pub struct UdpFlowResult {
     pub sent: u64,
     /// Datagrams received.
     pub received: u64,
+    /// IP fragments sent (equal to `sent` unless datagrams exceed the MTU).
+    pub fragments_sent: u64,
     /// Datagrams lost (sent, not received, not in flight at the end).
     pub lost: u64,
     /// Received user bytes x 8 over the duration.
@@ -311,6 +313,7 @@ impl Simulation {
                     refused: f.is_refused(),
                     sent: s.sent,
                     received: s.received,
+                    fragments_sent: s.fragments_sent,
                     lost: s.sent - s.received - self.udp_in_flight(i as u32),
                     throughput_bps: s.bytes_received as f64 * 8.0 / dur,
                     mean_delay_s: mean,
@@ -417,9 +420,20 @@ impl Simulation {
 
     /// Datagrams of flow `f` still in the network (their PDU is live and not
     /// delivered).
+    /// Datagrams of flow `f` with a fragment still on its way.
     fn udp_in_flight(&self, f: u32) -> u64 {
+        use crate::pdu::Payload;
         let target = crate::pdu::Endpoint::UdpSink(f);
-        self.pdus.live().filter(|p| p.dest == target && !p.is_delivered()).count() as u64
+        let seqs: std::collections::BTreeSet<u64> = self
+            .pdus
+            .live()
+            .filter(|p| p.dest == target && !p.is_delivered())
+            .filter_map(|p| match p.payload {
+                Payload::Udp { seq, .. } | Payload::UdpFragment { seq, .. } => Some(seq),
+                Payload::Tcp(_) => None,
+            })
+            .collect();
+        seqs.len() as u64
     }
 
     /// Cells offered to every port = sent + dropped + queued, and every cell

@@ -352,3 +352,49 @@ fn test_clock_tolerance_gives_each_link_its_own_rate() {
         assert!(b.set_clock_tolerance(bad).is_err(), "{bad}");
     }
 }
+
+fn fragmenting_udp(payload: u32, mtu: u32, rule: crate::ip::Fragmentation, loss: Option<LossModel>) -> RunResult {
+    let mut b = NetworkBuilder::new(RngStreams::new(5, 0));
+    let a = b.add_host("a", mtu, Encapsulation::Null);
+    b.set_fragmentation(a, rule);
+    let (a, z) = (NodeRef::Host(a), NodeRef::Host(b.add_host("z", mtu, Encapsulation::Null)));
+    let (az, _) =
+        b.add_link(a, z, oc3(), Duration::from_us(5), PortConfig::host_adapter(), PortConfig::host_adapter()).unwrap();
+    if let Some(loss) = loss {
+        b.set_link_loss(az, loss);
+    }
+    let vc = b.add_vc(&[a, z], ServiceCategory::Ubr, None).unwrap();
+    let params = CbrParams {
+        payload,
+        interval: Duration::from_ms(10),
+        start: SimTime::ZERO,
+        count: Some(100),
+        max_payload: None,
+    };
+    b.add_udp_cbr("u", &vc, params).unwrap();
+    b.build(RunMeta::default(), Duration::from_secs(2)).run().unwrap()
+}
+
+#[test]
+fn test_udp_datagrams_larger_than_the_mtu_are_fragmented_and_reassembled() {
+    use crate::ip::{Fragmentation, Proto, wire};
+    // 9000 bytes at MTU 48, Berkeley: 376 fragments and 751 cells each
+    // (van den Bergh Table 6), all delivered.
+    let r = fragmenting_udp(9000, 48, Fragmentation::Berkeley, None);
+    let f = &r.udp_flows[0];
+    assert_eq!((f.sent, f.received, f.fragments_sent, f.lost), (100, 100, 37_600, 0));
+    assert_eq!(r.ports[0].cells_out, 75_100);
+    assert_eq!(r.frames.delivered, 37_600);
+    let w = wire(9000, Proto::Udp, 48, Encapsulation::Null, Fragmentation::Berkeley);
+    assert_eq!((w.datagrams, w.cells), (376, 751));
+    // RFC 791 at MTU 1500: 8 fragments.
+    let r = fragmenting_udp(9000, 1500, Fragmentation::Rfc791, None);
+    assert_eq!((r.udp_flows[0].received, r.udp_flows[0].fragments_sent), (100, 700));
+    // One cell in 1000 lost: every datagram (751 cells) loses a fragment in
+    // some of its frames; a lost cell kills its frame and so the datagram.
+    let r = fragmenting_udp(9000, 48, Fragmentation::Berkeley, Some(LossModel::Periodic(1000)));
+    let f = &r.udp_flows[0];
+    assert_eq!(r.link_cells_lost, 75);
+    assert!(f.received <= 25, "each lost cell is in a different datagram: {f:?}");
+    assert_eq!(f.received + f.lost, 100);
+}
