@@ -117,3 +117,23 @@ def test_result_scalars_are_typed_attributes(two_hosts):
     assert r.frames["sent"] == r.frames["delivered"] == 100
     with pytest.raises(AttributeError):
         r.no_such_metric  # noqa: B018
+
+
+def test_policed_pvc_shaped_by_the_adapter(two_hosts):
+    """000's set-up in miniature: a VBR PVC policed at the switch, the sender's
+    adapter shaped to 1594 kbit/s, below the SCR: nothing is discarded."""
+    sc = two_hosts
+    sc["hosts"][0]["adapter"] = {"peak": "1594 kbit/s"}
+    sc["vcs"][0] |= {"category": "vbr", "contract": {"pcr": "6 Mbit/s", "scr": "2 Mbit/s", "mbs": 32, "cdvt": "250 us"},
+                     "upc": {"at": "sw"}}
+    r = atmlab.run(sc)
+    u = r.upc.loc["v"]
+    assert (u["at"], u["conformance"], u["discarded"]) == ("sw", "vbr.1", 0)
+    assert u["cells"] == 300  # 100 voice packets of 3 cells
+    assert r.ports.loc["a->sw", "rate_bps"] == 1_594_000
+    # Unshaped, 4-kbyte bursts at line rate break the 32-cell burst size.
+    sc["hosts"][0].pop("adapter")
+    sc["apps"][0]["payload"] = "4000 bytes"
+    r = atmlab.run(sc)
+    assert r.upc.loc["v", "discarded"] > 0
+    assert r.udp_flows.loc["voice", "received"] == 0

@@ -120,6 +120,14 @@ def print_summary(r: Result, description: str | None = None) -> None:
             t.add_row(c["name"], c["src"], c["dst"], _mbps(c["peak_bps"]), _mbps(c["mean_bps"]),
                       f"{c['cells_sent']:,}", f"{c['cells_received']:,}", _mbps(c["throughput_bps"]))
         out.print(t)
+    if raw.get("upc"):
+        t = Table(title="Usage parameter control", title_justify="left", title_style="bold")
+        for col in ["VC", "at", "conformance", "cells", "tagged", "discarded"]:
+            t.add_column(col, justify="left" if col in ("VC", "at", "conformance") else "right")
+        for u in raw["upc"]:
+            t.add_row(u["vc"], u["at"], u["conformance"], f"{u['cells']:,}", f"{u['tagged']:,}",
+                      f"{u['discarded']:,}")
+        out.print(t)
     busy = [p for p in raw["ports"] if p["kind"] == "switch" and p["cells_in"] > 0]
     if busy:
         t = Table(title="Switch ports", title_justify="left", title_style="bold")

@@ -14,7 +14,7 @@ class Result:
     """What one run reported (see docs/models/metrics.md for every definition).
 
     Scalars are attributes; ``connections`` (TCP), ``udp_flows``,
-    ``cell_sources`` (ON/OFF) and ``ports`` are DataFrames with one row per item, indexed by name; ``raw``
+    ``cell_sources`` (ON/OFF), ``upc`` (policers) and ``ports`` are DataFrames with one row per item, indexed by name; ``raw``
     is the whole record and :meth:`to_json` its JSON text, identical for
     identical runs.
     """
@@ -81,10 +81,10 @@ class Result:
         return (f"<Result {self.scenario} seed={self.seed} rep={self.replication}: "
                 f"efficiency={eff} fairness={fair} clr={self.cell_loss_ratio:.2e}>")
 
-    def _table(self, key: str) -> pd.DataFrame:
+    def _table(self, key: str, index: str = "name") -> pd.DataFrame:
         df = pd.DataFrame(self.raw.get(key, []))
-        if "name" in df.columns:
-            df = df.set_index("name")
+        if index in df.columns:
+            df = df.set_index(index)
         return df
 
     @cached_property
@@ -101,6 +101,11 @@ class Result:
     def cell_sources(self) -> pd.DataFrame:
         """One row per ON/OFF cell source (index: application name)."""
         return self._table("cell_sources")
+
+    @cached_property
+    def upc(self) -> pd.DataFrame:
+        """One row per policed VC (index: VC name)."""
+        return self._table("upc", index="vc")
 
     @cached_property
     def ports(self) -> pd.DataFrame:

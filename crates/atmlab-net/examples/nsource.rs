@@ -19,6 +19,7 @@ fn main() {
         class_buffers: [None; 4],
         policies: [AcceptancePolicy::default(); 4],
         scheduler: SchedulerKind::default(),
+        clp_threshold: None,
     };
     let mut b = NetworkBuilder::new(RngStreams::new(1, 0));
     let s1 = NodeRef::Switch(b.add_switch("sw1"));

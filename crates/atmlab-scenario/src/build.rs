@@ -7,8 +7,8 @@ use crate::schema::*;
 use atmlab_engine::{Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{
-    AcceptancePolicy, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind, SelectiveDrop,
-    ServiceCategory, StrictPriority, TailDrop, VcLabel,
+    AcceptancePolicy, Conformance, Contract, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind,
+    SelectiveDrop, ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
@@ -154,7 +154,43 @@ impl<'a> Ctx<'a> {
             None => SchedulerKind::StrictPriority(StrictPriority),
             Some(sc) => scheduler(&sched_path, &sc)?,
         };
-        Ok(PortConfig { queueing: Queueing::PerCategory, buffer: Some(buffer), class_buffers, policies, scheduler })
+        let clp_threshold = match over.and_then(|o| o.clp_threshold).or(spec.port.clp_threshold) {
+            None => None,
+            Some(t) if t.0 > u64::from(buffer) => {
+                return Err(err(at("clp_threshold"), format!("{} cells exceeds the {buffer}-cell buffer", t.0)));
+            }
+            Some(t) => Some(t.0 as u32),
+        };
+        Ok(PortConfig {
+            queueing: Queueing::PerCategory,
+            buffer: Some(buffer),
+            class_buffers,
+            policies,
+            scheduler,
+            clp_threshold,
+        })
+    }
+
+    /// A host adapter's peak cell rate, or a switch port's shaping rate.
+    fn shape(&mut self, from: NodeRef, to: &str, port: PortId) -> Result<(), ScenarioError> {
+        let (rate, path) = match from {
+            NodeRef::Host(h) => {
+                let i = h.idx();
+                (self.sc.hosts[i].adapter.peak, format!("hosts[{i}].adapter.peak"))
+            }
+            NodeRef::Switch(s) => {
+                let i = s.idx();
+                let spec = &self.sc.switches[i];
+                match spec.port_to.get(to).and_then(|o| o.shape) {
+                    Some(r) => (Some(r), format!("switches[{i}].port_to.{to}.shape")),
+                    None => (spec.port.shape, format!("switches[{i}].port.shape")),
+                }
+            }
+        };
+        if let Some(r) = rate {
+            self.b.shape_port(port, r.0).map_err(|e| err(path, e.to_string()))?;
+        }
+        Ok(())
     }
 
     fn links(&mut self) -> Result<(), ScenarioError> {
@@ -167,6 +203,9 @@ impl<'a> Ctx<'a> {
                 .b
                 .add_link(a, b, l.rate.0, l.delay.0, pab, pba)
                 .map_err(|e| err(format!("links[{i}]"), e.to_string()))?;
+            for (from, to, port) in [(a, &l.between[1], fwd), (b, &l.between[0], bwd)] {
+                self.shape(from, to, port)?;
+            }
             if let Some(loss) = &l.loss {
                 let model = loss_model(&format!("links[{i}].loss"), loss)?;
                 let dir = loss.direction.unwrap_or(LossDirection::Both);
@@ -213,6 +252,22 @@ impl<'a> Ctx<'a> {
                 self.b.add_vc(&nodes, category, label)
             }
             .map_err(|e| err(format!("{path}.path"), e.to_string()))?;
+            let contract = v.contract.as_ref().map(|c| contract(&format!("{path}.contract"), c)).transpose()?;
+            if let Some(upc) = &v.upc {
+                let contract =
+                    contract.ok_or_else(|| err(format!("{path}.upc"), "policing needs the VC's contract"))?;
+                let hop = match &upc.at {
+                    None => 1,
+                    Some(name) => {
+                        v.path[1..v.path.len() - 1].iter().position(|n| n == name).map(|j| j + 1).ok_or_else(|| {
+                            err(format!("{path}.upc.at"), format!("'{name}' is not a switch on the VC's path"))
+                        })?
+                    }
+                };
+                self.b
+                    .add_upc(&v.name, &handle, hop, contract, upc.action.unwrap_or_default())
+                    .map_err(|e| err(format!("{path}.upc"), e.to_string()))?;
+            }
             self.vcs.insert(&v.name, (i, handle));
         }
         Ok(())
@@ -489,6 +544,49 @@ fn scheduler(path: &str, sc: &SchedulerSpec) -> Result<SchedulerKind, ScenarioEr
             Ok(SchedulerKind::GuaranteedRate(GuaranteedRate::new(num, den, class.index())))
         }
     }
+}
+
+/// A traffic contract from its scenario table.
+fn contract(path: &str, c: &ContractSpec) -> Result<Contract, ScenarioError> {
+    let key = |k: &str| format!("{path}.{k}");
+    let pcr = c.pcr.0;
+    let cdvt = c.cdvt.map_or(Duration::ZERO, |t| t.0);
+    let scr = match (c.scr, c.mbs, c.bt) {
+        (None, None, None) => None,
+        (None, _, _) => return Err(err(key("scr"), "mbs and bt go with an scr")),
+        (Some(scr), mbs, bt) => {
+            if scr.0 > pcr {
+                return Err(err(key("scr"), format!("{} exceeds the pcr {pcr}", scr.0)));
+            }
+            let bt = match (mbs, bt) {
+                (Some(_), Some(_)) => return Err(err(path.to_owned(), "give either mbs or bt, not both")),
+                (None, None) => return Err(err(key("mbs"), "a contract with an scr needs mbs or bt")),
+                (Some(0), None) => return Err(err(key("mbs"), "must be at least 1 cell")),
+                (Some(m), None) => {
+                    let m = u32::try_from(m).map_err(|_| err(key("mbs"), format!("{m} cells is too large")))?;
+                    Contract::burst_tolerance(pcr, scr.0, m)
+                }
+                (None, Some(bt)) => bt.0,
+            };
+            Some((scr.0, bt))
+        }
+    };
+    let conformance = match c.conformance.as_deref() {
+        None if scr.is_some() => Conformance::Vbr1,
+        None => Conformance::Cbr1,
+        Some("cbr.1") if scr.is_none() => Conformance::Cbr1,
+        Some("cbr.1") => return Err(err(key("conformance"), "cbr.1 has no scr")),
+        Some(v @ ("vbr.1" | "vbr.2" | "vbr.3")) if scr.is_none() => {
+            return Err(err(key("scr"), format!("{v} needs an scr and an mbs or bt")));
+        }
+        Some("vbr.1") => Conformance::Vbr1,
+        Some("vbr.2") => Conformance::Vbr2,
+        Some("vbr.3") => Conformance::Vbr3,
+        Some(other) => {
+            return Err(err(key("conformance"), format!("'{other}' is not one of cbr.1, vbr.1, vbr.2, vbr.3")));
+        }
+    };
+    Ok(Contract { conformance, pcr, cdvt, scr })
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

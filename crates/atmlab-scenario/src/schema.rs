@@ -8,7 +8,7 @@
 use crate::units;
 use atmlab_engine::{BitRate, Duration};
 use atmlab_net::aal5::Encapsulation;
-use atmlab_net::atm::ServiceCategory;
+use atmlab_net::atm::{ServiceCategory, UpcAction};
 use atmlab_net::ip::Fragmentation;
 use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
 use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
@@ -218,6 +218,17 @@ pub struct HostSpec {
     /// are cut.
     #[serde(default)]
     pub fragmentation: Option<Fragmentation>,
+    /// The ATM adapter.
+    #[serde(default)]
+    pub adapter: AdapterSpec,
+}
+
+/// `hosts[i].adapter`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterSpec {
+    /// Peak cell rate the adapter sends at (default: the link rate).
+    pub peak: Option<Rate>,
 }
 
 /// `[[switches]]`.
@@ -249,6 +260,10 @@ pub struct PortSpec {
     /// Per-category settings.
     #[serde(default)]
     pub classes: BTreeMap<ServiceCategory, ClassSpec>,
+    /// Shape the port's output to this cell rate (a shaped VP or link).
+    pub shape: Option<Rate>,
+    /// CLP-selective discard: tagged cells are dropped from this occupancy.
+    pub clp_threshold: Option<Cells>,
 }
 
 /// Per-category port settings.
@@ -396,6 +411,41 @@ pub struct VcSpec {
     /// not registered on the reverse links (an ON/OFF source's VC).
     #[serde(default)]
     pub simplex: bool,
+    /// The traffic contract (needed by `upc`).
+    #[serde(default)]
+    pub contract: Option<ContractSpec>,
+    /// Usage parameter control: police the forward direction against the
+    /// contract where it enters a switch.
+    #[serde(default)]
+    pub upc: Option<UpcSpec>,
+}
+
+/// `vcs[i].contract`: TM 4.0 conformance definition and parameters.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractSpec {
+    /// `cbr.1` (default without `scr`), `vbr.1` (default with it), `vbr.2`, `vbr.3`.
+    pub conformance: Option<String>,
+    /// Peak cell rate.
+    pub pcr: Rate,
+    /// Cell delay variation tolerance (default 0).
+    pub cdvt: Option<Time>,
+    /// Sustainable cell rate (VBR).
+    pub scr: Option<Rate>,
+    /// Maximum burst size in cells (VBR; or `bt`).
+    pub mbs: Option<u64>,
+    /// Burst tolerance (VBR; or `mbs`).
+    pub bt: Option<Time>,
+}
+
+/// `vcs[i].upc`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpcSpec {
+    /// The switch whose ingress polices (default: the first on the path).
+    pub at: Option<String>,
+    /// `discard` (default) or `tag`.
+    pub action: Option<UpcAction>,
 }
 
 /// `[[apps]]`. Which keys a kind takes is checked when the scenario is

@@ -16,8 +16,8 @@ pub use category::ServiceCategory;
 pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
 pub use gcra::{Conformance, Contract, Gcra, LeakyBucket, Policed, Policer, PolicerStats, Shaper, UpcAction};
 pub use port::{
-    CategoryCounts, DropReason, LinkLoss, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc, Queueing,
-    Transmission,
+    CategoryCounts, DropReason, LinkLoss, NO_UPC, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc,
+    Queueing, Transmission,
 };
 pub use sched::{GuaranteedRate, Scheduler, SchedulerKind, StrictPriority};
 pub use switch::{Switch, VcRoute};

@@ -94,6 +94,9 @@ pub struct PortConfig {
     pub policies: [AcceptancePolicy; 4],
     /// The scheduler between queues.
     pub scheduler: SchedulerKind,
+    /// CLP-selective discard: a tagged cell (CLP = 1) is dropped when its
+    /// pool holds this many cells or more (`None`: only when full).
+    pub clp_threshold: Option<u32>,
 }
 
 impl PortConfig {
@@ -105,6 +108,7 @@ impl PortConfig {
             class_buffers: [None; 4],
             policies: [AcceptancePolicy::default(); 4],
             scheduler: SchedulerKind::default(),
+            clp_threshold: None,
         }
     }
 }
@@ -141,6 +145,8 @@ pub enum DropReason {
     /// It belonged to a frame the policy discards (EPD refusal or the rest of
     /// a frame cut by PPD).
     FrameDiscard,
+    /// It was tagged (CLP = 1) and its pool was at the CLP threshold.
+    Clp,
 }
 
 /// Result of offering a cell to a port.
@@ -184,6 +190,9 @@ enum Discard {
     Partial,
 }
 
+/// [`PortVc::upc`] of a VC that is not policed.
+pub const NO_UPC: u32 = u32::MAX;
+
 /// State of one VC at one port.
 #[derive(Clone, Debug)]
 pub struct PortVc {
@@ -195,6 +204,9 @@ pub struct PortVc {
     /// accept the cell the moment it is put on the link (set by the
     /// simulation; see `sim/mod.rs`).
     pub eager: bool,
+    /// The usage parameter control that polices this VC where the link
+    /// ends (an index into the simulation's policers), or [`NO_UPC`].
+    pub upc: u32,
     occupancy: u32,
     frame_start: bool,
     discard: Discard,
@@ -205,7 +217,16 @@ pub struct PortVc {
 impl PortVc {
     /// A VC of `category` whose cells go to `next`.
     pub fn new(category: ServiceCategory, next: NextHop) -> PortVc {
-        PortVc { category, next, eager: false, occupancy: 0, frame_start: true, discard: Discard::No, dropped: 0 }
+        PortVc {
+            category,
+            next,
+            eager: false,
+            upc: NO_UPC,
+            occupancy: 0,
+            frame_start: true,
+            discard: Discard::No,
+            dropped: 0,
+        }
     }
     /// Cells of this VC queued at the port.
     pub fn occupancy(&self) -> u32 {
@@ -233,6 +254,8 @@ pub struct PortStats {
     pub dropped_overflow: u64,
     /// Cells dropped by frame discard (EPD refusals, PPD tails).
     pub dropped_frame: u64,
+    /// Tagged cells dropped at the CLP threshold.
+    pub dropped_clp: u64,
     /// Cells sent but lost on the link (see [`LinkLoss`]).
     pub lost_on_link: u64,
     /// Counters per category.
@@ -245,8 +268,12 @@ pub struct PortStats {
 pub struct Port {
     /// `owner->peer`.
     pub name: String,
-    /// Link rate.
+    /// The rate the port sends cells at: the link's rate, or less when the
+    /// port shapes its output (a host adapter's peak cell rate, a shaped
+    /// VP). Slots are spaced by this rate.
     pub rate: BitRate,
+    /// The link's rate: a cell takes `424 / line` on the wire.
+    pub line: BitRate,
     /// Propagation delay.
     pub delay: Duration,
     mode: PortMode,
@@ -301,6 +328,7 @@ impl Port {
         Port {
             name,
             rate,
+            line: rate,
             delay,
             mode: PortMode::Slotted,
             tail: SlotClock::new(rate, CELL_BITS),
@@ -332,15 +360,23 @@ impl Port {
     /// Shifts the port's slot grid: slot `k` starts at `phase + ceil(k * 424e12
     /// / rate)`. Call before the port carries traffic.
     pub fn set_slot_phase(&mut self, phase: SimTime) {
-        self.set_clock(self.rate, phase);
+        self.set_clock(self.rate, self.line, phase);
     }
 
-    /// Runs the link at `rate` (a transmitter clock a little fast or slow)
-    /// with slot 0 at `phase`. Call before the port carries traffic.
-    pub fn set_clock(&mut self, rate: BitRate, phase: SimTime) {
+    /// Sends at most at `rate` (at most the line rate): cells leave in slots
+    /// spaced `424 / rate` apart and take `424 / line` on the wire.
+    pub fn set_service_rate(&mut self, rate: BitRate) {
+        assert!(rate <= self.line, "a port cannot send faster than its link");
+        self.set_clock(rate, self.line, SimTime::ZERO);
+    }
+
+    /// Runs the port at `rate` on a link of `line` (clocks a little fast or
+    /// slow) with slot 0 at `phase`. Call before the port carries traffic.
+    pub fn set_clock(&mut self, rate: BitRate, line: BitRate, phase: SimTime) {
         debug_assert!(self.accepted == 0, "the clock is set before any traffic");
         self.rate = rate;
-        self.cell_time = rate.cell_time();
+        self.line = line;
+        self.cell_time = line.cell_time();
         self.tail = SlotClock::with_epoch(rate, CELL_BITS, phase);
         self.head = self.tail.clone();
     }
@@ -457,7 +493,14 @@ impl Port {
                     active_vcs: self.active_vcs[pool],
                 };
                 let policy = &mut self.policies[c];
+                let clp_full = cell.clp && self.config.clp_threshold.is_some_and(|t| occupancy >= t);
                 match policy.admit(&ctx) {
+                    Verdict::Admit if clp_full => {
+                        if policy.on_overflow() == OverflowAction::DiscardRestOfFrame {
+                            vc.discard = Discard::Partial;
+                        }
+                        Err(DropReason::Clp)
+                    }
                     Verdict::DiscardFrame => {
                         vc.discard = Discard::Whole;
                         Err(DropReason::FrameDiscard)
@@ -485,6 +528,7 @@ impl Port {
                 match reason {
                     DropReason::Overflow => self.stats.dropped_overflow += 1,
                     DropReason::FrameDiscard => self.stats.dropped_frame += 1,
+                    DropReason::Clp => self.stats.dropped_clp += 1,
                 }
                 Offer::Dropped(reason)
             }
@@ -672,6 +716,11 @@ impl Port {
             Some((t, _)) if *t < end => self.channel.pop_front().map(|(_, c)| c),
             _ => None,
         }
+    }
+
+    /// Cells dropped at the port, for every reason.
+    pub fn dropped(&self) -> u64 {
+        self.stats.dropped_overflow + self.stats.dropped_frame + self.stats.dropped_clp
     }
 
     /// Bytes per second the link carries at full load, for reports.

@@ -18,6 +18,7 @@ fn port(buffer: u32, ubr: AcceptancePolicy) -> Port {
         class_buffers: [None; 4],
         policies,
         scheduler: SchedulerKind::default(),
+        clp_threshold: None,
     };
     let mut p = Port::new("sw1->sw2".into(), oc3(), Duration::from_us(5), cfg);
     let next = NextHop::Host { host: HostId(0), vc: 0 };
@@ -163,6 +164,7 @@ fn test_separate_class_pools() {
         class_buffers: [None, Some(100), None, None],
         policies,
         scheduler: SchedulerKind::default(),
+        clp_threshold: None,
     };
     let mut p = Port::new("x".into(), oc3(), Duration::ZERO, cfg);
     let next = NextHop::Host { host: HostId(0), vc: 0 };

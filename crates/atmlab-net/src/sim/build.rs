@@ -10,7 +10,10 @@ use super::host::{Host, HostVc};
 use super::probes::ProbeSpec;
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
-use crate::atm::{LinkLoss, NextHop, Port, PortConfig, PortVc, ServiceCategory, Switch, VcLabel, VcRoute};
+use crate::atm::{
+    Contract, LinkLoss, NO_UPC, NextHop, Policer, Port, PortConfig, PortVc, ServiceCategory, Switch, UpcAction,
+    VcLabel, VcRoute,
+};
 use crate::ids::{ConnId, FlowId, HostId, PortId, SwitchId};
 use crate::ip::Fragmentation;
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
@@ -60,6 +63,12 @@ pub enum NodeRef {
 /// A topology error.
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum BuildError {
+    /// UPC asked for where the VC does not enter a switch.
+    #[error("VC {0} can only be policed where it enters a switch")]
+    UpcNotAtSwitch(String),
+    /// Two policers at one place.
+    #[error("VC {0} is already policed there")]
+    UpcTwice(String),
     /// A UDP payload beyond what one IP datagram can carry.
     #[error("{0} bytes exceed the largest UDP payload, {MAX_UDP_PAYLOAD} bytes (the IP total length is 16 bits)")]
     UdpTooLarge(u32),
@@ -157,6 +166,8 @@ pub struct VcHandle {
     pub dst: VcEnd,
     /// The output ports along the path, source to destination.
     pub forward: Vec<PortId>,
+    /// The VC's index at each of those ports.
+    pub forward_slots: Vec<u16>,
     /// The output ports of the reverse direction, destination to source.
     pub reverse: Vec<PortId>,
     /// Whether cells can flow back (a simplex VC is registered one way).
@@ -207,6 +218,18 @@ pub struct NetworkBuilder {
     pub(super) slot_phase: SlotPhase,
     pub(super) clock_ppm: f64,
     pub(super) probes: Vec<ProbeSpec>,
+    pub(super) upcs: Vec<Upc>,
+}
+
+/// A policer and where it sits.
+#[derive(Clone, Debug)]
+pub struct Upc {
+    /// The VC's name.
+    pub vc: String,
+    /// The switch whose ingress it is.
+    pub at: String,
+    /// The contract's GCRAs and counters.
+    pub policer: Policer,
 }
 
 impl NetworkBuilder {
@@ -230,6 +253,7 @@ impl NetworkBuilder {
             slot_phase: SlotPhase::default(),
             clock_ppm: 0.0,
             probes: Vec::new(),
+            upcs: Vec::new(),
         }
     }
 
@@ -250,6 +274,51 @@ impl NetworkBuilder {
     pub fn add_host(&mut self, name: &str, mtu: u32, encapsulation: Encapsulation) -> HostId {
         self.hosts.push(Host::new(name.to_owned(), mtu, encapsulation));
         HostId(self.hosts.len() as u32 - 1)
+    }
+
+    /// Limits host `h`'s adapter to the peak cell rate `peak` (at most its
+    /// link's rate): cells leave at most one per `424 / peak`. Call after
+    /// the host's link is added.
+    pub fn set_adapter_peak(&mut self, h: HostId, peak: BitRate) -> Result<(), BuildError> {
+        let host = &self.hosts[h.idx()];
+        let port = host.port.ok_or_else(|| BuildError::HostWithoutLink(host.name.clone()))?;
+        self.shape_port(port, peak)
+    }
+
+    /// Shapes output port `p` to the cell rate `rate` (at most its link's).
+    pub fn shape_port(&mut self, p: PortId, rate: BitRate) -> Result<(), BuildError> {
+        let port = &mut self.ports[p.idx()];
+        if rate > port.line {
+            return Err(BuildError::PeakAboveLink { peak: rate, link: port.line });
+        }
+        port.set_service_rate(rate);
+        Ok(())
+    }
+
+    /// Polices VC `vc` (named `name`) against `contract` where it enters the
+    /// switch at position `hop` of its path (1 = the first switch). Returns
+    /// the policer's index.
+    pub fn add_upc(
+        &mut self,
+        name: &str,
+        vc: &VcHandle,
+        hop: usize,
+        contract: Contract,
+        action: UpcAction,
+    ) -> Result<u32, BuildError> {
+        if hop == 0 || hop >= vc.forward.len() {
+            return Err(BuildError::UpcNotAtSwitch(name.to_owned()));
+        }
+        let (port, slot) = (vc.forward[hop - 1], vc.forward_slots[hop - 1]);
+        let entry = &mut self.ports[port.idx()].vcs[slot as usize];
+        if entry.upc != NO_UPC {
+            return Err(BuildError::UpcTwice(name.to_owned()));
+        }
+        let index = self.upcs.len() as u32;
+        entry.upc = index;
+        let (_, at) = self.ports[port.idx()].name.split_once("->").expect("port names are from->to");
+        self.upcs.push(Upc { vc: name.to_owned(), at: at.to_owned(), policer: Policer::new(contract, action) });
+        Ok(index)
     }
 
     /// How host `h` cuts datagrams larger than its MTU (default RFC 791).
@@ -458,8 +527,10 @@ impl NetworkBuilder {
         // Forward: build from the destination back, so each hop knows the
         // next hop's slot.
         let mut next = NextHop::Host { host: dst, vc: dst_vc };
+        let mut forward_slots = vec![0; n - 1];
         for i in (0..n - 1).rev() {
             let slot = self.ports[fwd[i].idx()].add_vc(PortVc::new(category, next));
+            forward_slots[i] = slot;
             if i == 0 {
                 self.hosts[src.idx()].vcs[src_vc as usize].slot = slot;
             } else {
@@ -487,6 +558,7 @@ impl NetworkBuilder {
             src: VcEnd { host: src, vc: src_vc },
             dst: VcEnd { host: dst, vc: dst_vc },
             forward: fwd,
+            forward_slots,
             reverse: rev,
             duplex,
         })

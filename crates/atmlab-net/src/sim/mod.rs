@@ -34,12 +34,13 @@ mod timer;
 pub use apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
 pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
-    OnOffParams, SlotPhase, VcHandle,
+    OnOffParams, SlotPhase, Upc, VcHandle,
 };
 pub use host::{Host, HostStats, HostVc};
 pub use probes::{ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
-    ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SeriesResult, SimulationError, UdpFlowResult,
+    CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SeriesResult,
+    SimulationError, UdpFlowResult, UpcResult,
 };
 
 use crate::aal5::{IPV4_HEADER, Reassembly, UDP_HEADER};
@@ -109,6 +110,8 @@ pub struct Simulation {
     raw_lost: u64,
     cell_hops: u64,
     events: u64,
+    upcs: Vec<build::Upc>,
+    policed: u64,
     #[allow(dead_code)]
     rng: RngStreams,
 }
@@ -140,6 +143,8 @@ impl Simulation {
             raw_lost: 0,
             cell_hops: 0,
             events: 0,
+            upcs: b.upcs,
+            policed: 0,
             rng: b.rng,
         };
         for (i, c) in sim.conns.iter().enumerate() {
@@ -166,12 +171,17 @@ impl Simulation {
     /// reference the optimised runs are tested against.
     fn plan(b: &mut NetworkBuilder) {
         for port in &mut b.ports {
-            let mut rate = port.rate;
+            let (mut rate, mut line) = (port.rate, port.line);
             if b.clock_ppm > 0.0 {
+                // One oscillator per transmitter: the line rate and a shaped
+                // rate derived from it are off by the same factor.
                 let mut rng = b.rng.stream(&format!("link:{}:clock", port.name));
                 let e = rng.random_range(-b.clock_ppm..=b.clock_ppm) * 1e-6;
-                rate = BitRate::from_bps((rate.bps() as f64 * (1.0 + e)).round() as u64)
-                    .expect("a tolerance of at most 0.1% leaves the rate positive");
+                let scale = |r: BitRate| {
+                    BitRate::from_bps((r.bps() as f64 * (1.0 + e)).round() as u64)
+                        .expect("a tolerance of at most 0.1% leaves the rate positive")
+                };
+                (rate, line) = (scale(rate), scale(line));
             }
             let phase = match b.slot_phase {
                 SlotPhase::Random => {
@@ -180,7 +190,7 @@ impl Simulation {
                 }
                 SlotPhase::Aligned => SimTime::ZERO,
             };
-            port.set_clock(rate, phase);
+            port.set_clock(rate, line, phase);
         }
         let elide = b.event_elision;
         for p in &mut b.ports {
@@ -334,9 +344,9 @@ impl Simulation {
         }
         let vc = &self.ports[p.idx()].vcs[cell.slot as usize];
         if vc.eager && arrival < self.end {
-            let NextHop::Port { port, label, slot } = vc.next else { unreachable!("eager hops lead to ports") };
+            let (next, upc) = (vc.next, vc.upc);
             self.cell_hops += 1;
-            self.offer_at(port, arrival, Cell { label, slot, ..cell });
+            self.enter_switch(next, upc, arrival, cell);
         } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
@@ -364,15 +374,34 @@ impl Simulation {
         }
         let port = &mut self.ports[p.idx()];
         let (_, cell) = port.take_arrival();
-        let hop = port.vcs[cell.slot as usize].next;
+        let (hop, upc) = (port.vcs[cell.slot as usize].next, port.vcs[cell.slot as usize].upc);
         if let Some(t) = port.next_arrival() {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
         self.cell_hops += 1;
         match hop {
-            NextHop::Port { port, label, slot } => self.offer_at(port, self.now, Cell { label, slot, ..cell }),
+            NextHop::Port { .. } => self.enter_switch(hop, upc, self.now, cell),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
         }
+    }
+
+    /// A cell reaches a switch at `at`: usage parameter control (if its VC
+    /// is policed on this link), then relabelling and the output port.
+    #[inline]
+    fn enter_switch(&mut self, hop: NextHop, upc: u32, at: SimTime, mut cell: Cell) {
+        let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
+        if upc != crate::atm::NO_UPC {
+            match self.upcs[upc as usize].policer.police(at, cell.clp) {
+                crate::atm::Policed::Pass => {}
+                crate::atm::Policed::Tag => cell.clp = true,
+                crate::atm::Policed::Discard => {
+                    self.policed += 1;
+                    self.settle_lost(cell);
+                    return;
+                }
+            }
+        }
+        self.offer_at(port, at, Cell { label, slot, ..cell });
     }
 
     /// Offers `cell` to port `p` as arriving at `at` (now, or later for an
@@ -578,7 +607,7 @@ impl Simulation {
                 let port = &mut self.ports[q.idx()];
                 match probe.spec.kind {
                     ProbeKind::Queue => (f64::from(port.queued_at(now)), None),
-                    ProbeKind::Drops => (0.0, Some(port.stats.dropped_overflow + port.stats.dropped_frame)),
+                    ProbeKind::Drops => (0.0, Some(port.dropped())),
                     _ => (0.0, Some(port.sent_by(now))),
                 }
             }

@@ -42,6 +42,23 @@ pub struct EfficiencyBasis {
     pub max_goodput_bps: f64,
 }
 
+/// One policer's results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UpcResult {
+    /// The VC's name.
+    pub vc: String,
+    /// The switch at whose ingress it polices.
+    pub at: String,
+    /// `cbr.1`, `vbr.1`, `vbr.2` or `vbr.3`.
+    pub conformance: &'static str,
+    /// Cells tested.
+    pub cells: u64,
+    /// Cells tagged (CLP := 1).
+    pub tagged: u64,
+    /// Cells discarded.
+    pub discarded: u64,
+}
+
 /// One ON/OFF cell source's results.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CellSourceResult {
@@ -146,6 +163,8 @@ pub struct PortResult {
     pub dropped_overflow: u64,
     /// Of those, by frame discard (EPD refusals, PPD tails).
     pub dropped_frame: u64,
+    /// Of those, tagged cells at the CLP threshold.
+    pub dropped_clp: u64,
     /// Cells sent but lost on the link (loss injection).
     pub lost_on_link: u64,
     /// Largest queue, cells.
@@ -227,6 +246,8 @@ pub struct RunResult {
     pub udp_flows: Vec<UdpFlowResult>,
     /// ON/OFF cell sources.
     pub cell_sources: Vec<CellSourceResult>,
+    /// Usage parameter control, one entry per policed VC.
+    pub upc: Vec<UpcResult>,
     /// Output ports (hosts' adapters and switch ports).
     pub ports: Vec<PortResult>,
     /// Time series of the scenario's probes.
@@ -348,9 +369,10 @@ impl Simulation {
                     rate_bps: p.rate.bps(),
                     cells_in: st.cells_in,
                     cells_out: st.cells_out,
-                    dropped: st.dropped_overflow + st.dropped_frame,
+                    dropped: p.dropped(),
                     dropped_overflow: st.dropped_overflow,
                     dropped_frame: st.dropped_frame,
+                    dropped_clp: st.dropped_clp,
                     lost_on_link: st.lost_on_link,
                     max_queue: p.max_queue(),
                     mean_queue: p.mean_queue(self.end),
@@ -411,6 +433,18 @@ impl Simulation {
             connections,
             udp_flows,
             cell_sources,
+            upc: self
+                .upcs
+                .iter()
+                .map(|u| UpcResult {
+                    vc: u.vc.clone(),
+                    at: u.at.clone(),
+                    conformance: u.policer.contract().conformance.name(),
+                    cells: u.policer.stats.cells,
+                    tagged: u.policer.stats.tagged,
+                    discarded: u.policer.stats.discarded,
+                })
+                .collect(),
             ports,
             series,
             cell_hops: self.cell_hops,
@@ -442,7 +476,7 @@ impl Simulation {
         let (mut dropped, mut queued, mut on_links, mut sent, mut lost) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for p in &self.ports {
             let s = &p.stats;
-            let d = s.dropped_overflow + s.dropped_frame;
+            let d = p.dropped();
             let q = u64::from(p.queued());
             if s.cells_in != s.cells_out + d + q {
                 return Err(SimulationError::Conservation(format!(
@@ -463,10 +497,18 @@ impl Simulation {
                 "links: {sent} cells sent != {arrived_over_links} arrived + {on_links} in flight + {lost} lost"
             )));
         }
-        if self.cells_created != received + dropped + lost + queued + on_links {
+        let policed = self.policed;
+        if self.cells_created != received + dropped + lost + policed + queued + on_links {
             return Err(SimulationError::Conservation(format!(
-                "{} cells created != {} received + {} dropped + {} lost on links + {} queued + {} on links",
-                self.cells_created, received, dropped, lost, queued, on_links
+                "{} cells created != {received} received + {dropped} dropped + {lost} lost on links + {policed} \
+                 discarded by UPC + {queued} queued + {on_links} on links",
+                self.cells_created
+            )));
+        }
+        let by_policers: u64 = self.upcs.iter().map(|u| u.policer.stats.discarded).sum();
+        if by_policers != policed {
+            return Err(SimulationError::Conservation(format!(
+                "{by_policers} UPC discards counted, {policed} settled"
             )));
         }
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.

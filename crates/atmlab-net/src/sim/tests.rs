@@ -17,6 +17,7 @@ pub(crate) fn switch_port(buffer: u32) -> PortConfig {
         class_buffers: [None; 4],
         policies: [AcceptancePolicy::default(); 4],
         scheduler: SchedulerKind::default(),
+        clp_threshold: None,
     }
 }
 
@@ -397,4 +398,92 @@ fn test_udp_datagrams_larger_than_the_mtu_are_fragmented_and_reassembled() {
     assert_eq!(r.link_cells_lost, 75);
     assert!(f.received <= 25, "each lost cell is in a different datagram: {f:?}");
     assert_eq!(f.received + f.lost, 100);
+}
+
+/// UDP a -> sw -> b: 4000-byte datagrams (85 cells with LLC/SNAP) every
+/// 10 ms, 3.6 Mbit/s of cells, offered at the 155.52 Mbit/s line rate.
+fn policed_udp(
+    shape: Option<BitRate>,
+    contract: crate::atm::Contract,
+    clp_threshold: Option<u32>,
+    elide: bool,
+) -> RunResult {
+    use crate::atm::UpcAction;
+    let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
+    b.set_event_elision(elide);
+    let a = b.add_host("a", 9180, Encapsulation::LlcSnap);
+    let z = b.add_host("z", 9180, Encapsulation::LlcSnap);
+    let sw = NodeRef::Switch(b.add_switch("sw"));
+    let (a, z) = (NodeRef::Host(a), NodeRef::Host(z));
+    let port = PortConfig { clp_threshold, ..switch_port(1000) };
+    b.add_link(a, sw, oc3(), Duration::from_us(5), PortConfig::host_adapter(), port.clone()).unwrap();
+    b.add_link(sw, z, oc3(), Duration::from_us(5), port, PortConfig::host_adapter()).unwrap();
+    if let Some(peak) = shape {
+        b.set_adapter_peak(crate::ids::HostId(0), peak).unwrap();
+    }
+    let vc = b.add_vc(&[a, sw, z], ServiceCategory::Vbr, None).unwrap();
+    b.add_upc("pvc", &vc, 1, contract, UpcAction::Discard).unwrap();
+    let params = CbrParams {
+        payload: 4000,
+        interval: Duration::from_ms(10),
+        start: SimTime::ZERO,
+        count: None,
+        max_payload: None,
+    };
+    b.add_udp_cbr("u", &vc, params).unwrap();
+    b.build(RunMeta::default(), Duration::from_secs(1)).run().unwrap()
+}
+
+#[test]
+fn test_upc_discards_an_unshaped_source_and_passes_a_shaped_one() {
+    use crate::atm::{Conformance, Contract};
+    let pcr = BitRate::from_bps(10_000_000).unwrap();
+    let cbr = Contract { conformance: Conformance::Cbr1, pcr, cdvt: Duration::ZERO, scr: None };
+    // At line rate, 85-cell bursts break a 10 Mbit/s PCR: most cells go,
+    // and with them every datagram.
+    let r = policed_udp(None, cbr, None, true);
+    let u = &r.upc[0];
+    assert_eq!((u.vc.as_str(), u.at.as_str(), u.conformance), ("pvc", "sw", "cbr.1"));
+    assert_eq!(u.cells, 100 * 85);
+    assert!(u.discarded > u.cells / 2, "{u:?}");
+    assert_eq!(r.udp_flows[0].received, 0);
+    // Shaped to the PCR by the adapter: every cell conforms.
+    let r = policed_udp(Some(pcr), cbr, None, true);
+    assert_eq!((r.upc[0].discarded, r.udp_flows[0].received), (0, 100));
+    let host = r.ports.iter().find(|p| p.name == "a->sw").unwrap();
+    assert_eq!(host.rate_bps, 10_000_000);
+    // VBR.1 with SCR 2 Mbit/s and MBS 32: an 85-cell burst at the PCR
+    // exceeds the burst size, so datagrams lose cells again.
+    let scr = BitRate::from_bps(2_000_000).unwrap();
+    let vbr = Contract {
+        conformance: Conformance::Vbr1,
+        pcr,
+        cdvt: Duration::ZERO,
+        scr: Some((scr, Contract::burst_tolerance(pcr, scr, 32))),
+    };
+    let r = policed_udp(Some(pcr), vbr, None, true);
+    assert!(r.upc[0].discarded > 0 && r.udp_flows[0].received == 0);
+    // The fast paths police the same cells.
+    let (mut fast, mut slow) = (policed_udp(None, cbr, None, true), policed_udp(None, cbr, None, false));
+    (fast.events, slow.events) = (0, 0);
+    assert_eq!(fast, slow);
+}
+
+#[test]
+fn test_vbr3_tags_and_clp_selective_discard_drops_the_tagged_cells() {
+    use crate::atm::{Conformance, Contract};
+    let pcr = BitRate::from_bps(10_000_000).unwrap();
+    let scr = BitRate::from_bps(2_000_000).unwrap();
+    let bt = Contract::burst_tolerance(pcr, scr, 32);
+    let vbr3 = Contract { conformance: Conformance::Vbr3, pcr, cdvt: Duration::ZERO, scr: Some((scr, bt)) };
+    // No CLP threshold: tagged cells are carried, nothing is lost.
+    let r = policed_udp(Some(pcr), vbr3, None, true);
+    let u = &r.upc[0];
+    assert!(u.tagged > 0 && u.discarded == 0, "{u:?}");
+    assert_eq!(r.udp_flows[0].received, 100);
+    // A CLP threshold of 0 cells: every tagged cell is dropped at the port.
+    let r = policed_udp(Some(pcr), vbr3, Some(0), true);
+    let sw = r.ports.iter().find(|p| p.name == "sw->z").unwrap();
+    assert_eq!(sw.dropped_clp, r.upc[0].tagged);
+    assert_eq!(r.udp_flows[0].received, 0);
 }
