@@ -161,8 +161,10 @@ impl<'a> Ctx<'a> {
             }
             Some(t) => Some(t.0 as u32),
         };
+        let per_vc = over.and_then(|o| o.scheduler).or(spec.port.scheduler).map(|s| s.kind)
+            == Some(SchedulerKindName::RoundRobin);
         Ok(PortConfig {
-            queueing: Queueing::PerCategory,
+            queueing: if per_vc { Queueing::PerVc } else { Queueing::PerCategory },
             buffer: Some(buffer),
             class_buffers,
             policies,
@@ -523,11 +525,13 @@ fn positive_cells(path: String, c: Cells) -> Result<u32, ScenarioError> {
 
 fn scheduler(path: &str, sc: &SchedulerSpec) -> Result<SchedulerKind, ScenarioError> {
     match sc.kind {
-        SchedulerKindName::StrictPriority => {
+        SchedulerKindName::StrictPriority | SchedulerKindName::RoundRobin => {
             if sc.gr.is_some() || sc.class.is_some() {
                 let key = if sc.gr.is_some() { "gr" } else { "class" };
-                return Err(err(format!("{path}.{key}"), "is not a key of the strict_priority scheduler"));
+                let name = if sc.kind == SchedulerKindName::RoundRobin { "round_robin" } else { "strict_priority" };
+                return Err(err(format!("{path}.{key}"), format!("is not a key of the {name} scheduler")));
             }
+            // Round robin: the port makes per-VC queues (see port_config).
             Ok(SchedulerKind::StrictPriority(StrictPriority))
         }
         SchedulerKindName::GuaranteedRate => {
@@ -601,17 +605,64 @@ fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<Acceptance
         DropPolicyKind::SelectiveDrop => "selective_drop",
         DropPolicyKind::Fba => "fba",
     };
-    let refuse = |key: &str, present: bool| {
-        if present { Err(err(format!("{path}.{key}"), format!("is not a key of the {kind} policy"))) } else { Ok(()) }
+    // The keys each kind takes; any other key given is an error.
+    let present = [
+        ("threshold", p.threshold.is_some()),
+        ("threshold_fraction", p.threshold_fraction.is_some()),
+        ("z", p.z.is_some()),
+        ("keep_end_of_frame", p.keep_end_of_frame.is_some()),
+        ("excess_frames", p.excess_frames.is_some()),
+        ("frame_cells", p.frame_cells.is_some()),
+        ("compare", p.compare.is_some()),
+        ("keep_end_of_refused_frame", p.keep_end_of_refused_frame.is_some()),
+    ];
+    let allowed: &[&str] = match p.kind {
+        DropPolicyKind::TailDrop => &[],
+        DropPolicyKind::Ppd => &["keep_end_of_frame"],
+        DropPolicyKind::Epd => &[
+            "threshold",
+            "threshold_fraction",
+            "keep_end_of_frame",
+            "excess_frames",
+            "frame_cells",
+            "compare",
+            "keep_end_of_refused_frame",
+        ],
+        DropPolicyKind::SelectiveDrop | DropPolicyKind::Fba => {
+            &["threshold", "threshold_fraction", "z", "keep_end_of_frame"]
+        }
     };
+    if let Some((key, _)) = present.iter().find(|(k, given)| *given && !allowed.contains(k)) {
+        return Err(err(format!("{path}.{key}"), format!("is not a key of the {kind} policy")));
+    }
     let keep = p.keep_end_of_frame.unwrap_or(true);
     let threshold = || -> Result<u32, ScenarioError> {
+        let forms = [p.threshold.is_some(), p.threshold_fraction.is_some(), p.excess_frames.is_some()];
+        if forms.iter().filter(|f| **f).count() > 1 {
+            return Err(err(path.clone(), "give one of threshold, threshold_fraction and excess_frames"));
+        }
+        if p.frame_cells.is_some() != p.excess_frames.is_some() {
+            let key = if p.frame_cells.is_some() { "excess_frames" } else { "frame_cells" };
+            return Err(err(format!("{path}.{key}"), "excess_frames and frame_cells go together"));
+        }
+        if let (Some(b), Some(mtu)) = (p.excess_frames, p.frame_cells) {
+            if !(b >= 0.0 && b.is_finite()) {
+                return Err(err(format!("{path}.excess_frames"), format!("{b} must be a number >= 0")));
+            }
+            let t = f64::from(pool) - b * mtu.0 as f64;
+            if t < 1.0 {
+                return Err(err(
+                    format!("{path}.excess_frames"),
+                    format!("{pool} - {b} x {} cells leaves no threshold ({t})", mtu.0),
+                ));
+            }
+            return Ok(t.floor() as u32);
+        }
         match (p.threshold, p.threshold_fraction) {
-            (Some(_), Some(_)) => Err(err(path.clone(), "give either threshold or threshold_fraction, not both")),
             (Some(t), None) if t.0 > u64::from(pool) => {
                 Err(err(format!("{path}.threshold"), format!("{} cells exceeds the {pool}-cell buffer", t.0)))
             }
-            (Some(t), None) => Ok(t.0 as u32),
+            (Some(t), _) => Ok(t.0 as u32),
             (None, f) => {
                 let f = f.unwrap_or(DEFAULT_THRESHOLD_FRACTION);
                 if !(f > 0.0 && f <= 1.0) {
@@ -629,22 +680,20 @@ fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<Acceptance
         Ok(z)
     };
     Ok(match p.kind {
-        DropPolicyKind::TailDrop => {
-            refuse("threshold", p.threshold.is_some())?;
-            refuse("threshold_fraction", p.threshold_fraction.is_some())?;
-            refuse("z", p.z.is_some())?;
-            refuse("keep_end_of_frame", p.keep_end_of_frame.is_some())?;
-            AcceptancePolicy::TailDrop(TailDrop)
-        }
-        DropPolicyKind::Ppd => {
-            refuse("threshold", p.threshold.is_some())?;
-            refuse("threshold_fraction", p.threshold_fraction.is_some())?;
-            refuse("z", p.z.is_some())?;
-            AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: keep })
-        }
+        DropPolicyKind::TailDrop => AcceptancePolicy::TailDrop(TailDrop),
+        DropPolicyKind::Ppd => AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: keep }),
         DropPolicyKind::Epd => {
-            refuse("z", p.z.is_some())?;
-            AcceptancePolicy::Epd(Epd { threshold: threshold()?, keep_end_of_frame: keep })
+            let strict = match p.compare.as_deref() {
+                None | Some(">=") => false,
+                Some(">") => true,
+                Some(other) => return Err(err(format!("{path}.compare"), format!("'{other}' is not \">=\" or \">\""))),
+            };
+            AcceptancePolicy::Epd(Epd {
+                threshold: threshold()?,
+                strict,
+                keep_end_of_frame: keep,
+                keep_end_of_refused_frame: p.keep_end_of_refused_frame.unwrap_or(false),
+            })
         }
         DropPolicyKind::SelectiveDrop => {
             AcceptancePolicy::SelectiveDrop(SelectiveDrop { threshold: threshold()?, z: z()?, keep_end_of_frame: keep })

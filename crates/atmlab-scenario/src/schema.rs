@@ -296,6 +296,20 @@ pub struct DropPolicySpec {
     /// (default true).
     #[serde(default)]
     pub keep_end_of_frame: Option<bool>,
+    /// EPD: the threshold as `buffer - excess_frames x frame_cells` (002's
+    /// normalised excess buffer capacity `b` and `MTU*`).
+    #[serde(default)]
+    pub excess_frames: Option<f64>,
+    /// EPD: cells of the largest frame (`MTU*`), with `excess_frames`.
+    #[serde(default)]
+    pub frame_cells: Option<Cells>,
+    /// EPD: `">="` (default) or `">"` (the ASX-200's "greater than").
+    #[serde(default)]
+    pub compare: Option<String>,
+    /// EPD: queue the last cell of a refused frame (default false; the
+    /// ASX-200 does).
+    #[serde(default)]
+    pub keep_end_of_refused_frame: Option<bool>,
 }
 
 /// The acceptance policies a scenario can name.
@@ -336,6 +350,9 @@ pub enum SchedulerKindName {
     StrictPriority,
     /// A guaranteed fraction of the slots for one category (97-0424's GR).
     GuaranteedRate,
+    /// Per-VC queues, served round robin within each category (categories
+    /// by strict priority): the FORE ASX-200 (002).
+    RoundRobin,
 }
 
 /// `[[links]]`: a full-duplex link.

@@ -73,6 +73,12 @@ pub trait BufferAcceptance {
     /// Whether, after a partial discard, the frame's end-of-frame cell is
     /// still queued (if there is room) so the receiver can delimit frames.
     fn keeps_end_of_frame(&self) -> bool;
+    /// Whether a frame refused from its first cell ([`Verdict::DiscardFrame`])
+    /// still has its end-of-frame cell queued, if there is room (the FORE
+    /// ASX-200's EPD, 002 s3.1). Default: no, nothing of it is queued.
+    fn keeps_end_of_refused_frame(&self) -> bool {
+        false
+    }
     /// Whether the policy reads `vc_occupancy` or `active_vcs`. A port whose
     /// policies do not can compute departures at arrival (pipelined mode),
     /// where those per-VC counts are not maintained. Conservative default.
@@ -128,25 +134,40 @@ impl BufferAcceptance for Ppd {
 /// occupancy reaches a threshold; PPD on overflow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Epd {
-    /// Occupancy in cells at or above which a new frame is refused.
+    /// Occupancy in cells at or above which a new frame is refused (above
+    /// which, with `strict`).
     pub threshold: u32,
+    /// Refuse only when the occupancy is greater than the threshold (002:
+    /// "if the fill level is greater than EPDth"), so that a threshold equal
+    /// to the buffer is PPD. Default: at or above (YATS `MuxEPD`).
+    pub strict: bool,
     /// As [`Ppd::keep_end_of_frame`], for frames cut by an overflow.
     pub keep_end_of_frame: bool,
+    /// Queue the end-of-frame cell of a refused frame, if there is room.
+    pub keep_end_of_refused_frame: bool,
+}
+
+impl Epd {
+    /// EPD at `threshold` with the defaults: `>=`, the end of a cut frame
+    /// kept, nothing of a refused frame kept.
+    pub fn new(threshold: u32) -> Epd {
+        Epd { threshold, strict: false, keep_end_of_frame: true, keep_end_of_refused_frame: false }
+    }
 }
 
 impl BufferAcceptance for Epd {
     fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
-        if ctx.first_cell_of_frame && ctx.pool_occupancy >= self.threshold {
-            Verdict::DiscardFrame
-        } else {
-            Verdict::Admit
-        }
+        let over = if self.strict { ctx.pool_occupancy > self.threshold } else { ctx.pool_occupancy >= self.threshold };
+        if ctx.first_cell_of_frame && over { Verdict::DiscardFrame } else { Verdict::Admit }
     }
     fn on_overflow(&self) -> OverflowAction {
         OverflowAction::DiscardRestOfFrame
     }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
+    }
+    fn keeps_end_of_refused_frame(&self) -> bool {
+        self.keep_end_of_refused_frame
     }
     fn uses_per_vc_occupancy(&self) -> bool {
         false
@@ -267,6 +288,10 @@ impl BufferAcceptance for AcceptancePolicy {
     #[inline]
     fn keeps_end_of_frame(&self) -> bool {
         dispatch!(self, p => p.keeps_end_of_frame())
+    }
+    #[inline]
+    fn keeps_end_of_refused_frame(&self) -> bool {
+        dispatch!(self, p => p.keeps_end_of_refused_frame())
     }
     fn uses_per_vc_occupancy(&self) -> bool {
         dispatch!(self, p => p.uses_per_vc_occupancy())

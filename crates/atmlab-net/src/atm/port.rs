@@ -41,7 +41,7 @@
 use super::accept::{AcceptancePolicy, AdmitContext, BufferAcceptance, OverflowAction, Verdict};
 use super::category::ServiceCategory;
 use super::cell::{CELL_SIZE, Cell, VcLabel};
-use super::sched::{Scheduler, SchedulerKind};
+use super::sched::{RoundRobin, Scheduler, SchedulerKind};
 use crate::ids::{HostId, PortId};
 use atmlab_engine::{BitRate, CELL_BITS, Duration, SimTime, SlotClock, TimeAverage};
 use serde::Serialize;
@@ -79,6 +79,9 @@ pub enum Queueing {
     /// One FIFO per service category, in priority order CBR, VBR, ABR, UBR.
     #[default]
     PerCategory,
+    /// One FIFO per VC: categories in priority order, the VCs of a category
+    /// served round robin, a cell each (the FORE ASX-200's UBR, 002 s5.2).
+    PerVc,
 }
 
 /// Configuration of one output port.
@@ -312,7 +315,8 @@ impl Port {
     pub fn new(name: String, rate: BitRate, delay: Duration, config: PortConfig) -> Port {
         let queue_of = match config.queueing {
             Queueing::Fifo => [0; 4],
-            Queueing::PerCategory => [0, 1, 2, 3],
+            // Per VC: the queues are made when the VCs are known (finalize).
+            Queueing::PerCategory | Queueing::PerVc => [0, 1, 2, 3],
         };
         let nqueues = 1 + *queue_of.iter().max().expect("four categories") as usize;
         let mut pool_of = [0u8; 4];
@@ -344,7 +348,7 @@ impl Port {
             pool_limit,
             pool_occ: [0; 5],
             policies: config.policies,
-            scheduler: config.scheduler,
+            scheduler: config.scheduler.clone(),
             config,
             vcs: Vec::new(),
             active_vcs: [0; 5],
@@ -407,7 +411,15 @@ impl Port {
             c.dedup();
             c
         };
-        let one_queue = present.iter().map(|&c| self.queue_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1;
+        if self.config.queueing == Queueing::PerVc {
+            self.queues = (0..self.vcs.len()).map(|_| VecDeque::new()).collect();
+            let categories = self.vcs.iter().map(|v| v.category.index() as u8).collect();
+            self.scheduler = SchedulerKind::RoundRobin(RoundRobin::new(categories));
+        }
+        let one_queue = match self.config.queueing {
+            Queueing::PerVc => self.vcs.len() <= 1,
+            _ => present.iter().map(|&c| self.queue_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1,
+        };
         let one_pool = present.iter().map(|&c| self.pool_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1;
         let policies = present.iter().all(|&c| !self.policies[c].uses_per_vc_occupancy());
         let fifo = self.scheduler.is_fifo_for_one_queue();
@@ -515,6 +527,7 @@ impl Port {
                 }
             }
             Discard::Partial if eof && room && self.policies[c].keeps_end_of_frame() => Ok(()),
+            Discard::Whole if eof && room && self.policies[c].keeps_end_of_refused_frame() => Ok(()),
             Discard::Partial | Discard::Whole => Err(DropReason::FrameDiscard),
         };
         vc.frame_start = eof;
@@ -534,7 +547,11 @@ impl Port {
             }
             Ok(()) => {
                 self.accepted += 1;
-                let cell_queue = self.queue_of[c] as usize;
+                let cell_queue = if self.config.queueing == Queueing::PerVc {
+                    cell.slot as usize
+                } else {
+                    self.queue_of[c] as usize
+                };
                 match self.mode {
                     PortMode::Pipelined => self.pipeline(now, cell),
                     PortMode::Slotted => {

@@ -99,7 +99,7 @@ fn test_ppd_without_keep_drops_the_end_of_frame_too() {
 
 #[test]
 fn test_epd_refuses_whole_frames_at_the_threshold() {
-    let mut p = port(10, AcceptancePolicy::Epd(Epd { threshold: 4, keep_end_of_frame: true }));
+    let mut p = port(10, AcceptancePolicy::Epd(Epd::new(4)));
     assert_eq!(offer_all(&mut p, &frame(0, 3)), [true; 3]);
     // Occupancy 3 < 4: a frame starting now is admitted entirely, even past
     // the threshold.
@@ -111,8 +111,27 @@ fn test_epd_refuses_whole_frames_at_the_threshold() {
 }
 
 #[test]
+fn test_asx200_epd_compares_strictly_and_keeps_the_refused_frames_end() {
+    // 002 s3.1: refused "if the fill level is greater than EPDth", and the
+    // refused frame's last cell is still queued to delimit frames.
+    let epd = Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(4) };
+    let mut p = port(10, AcceptancePolicy::Epd(epd));
+    assert_eq!(offer_all(&mut p, &frame(0, 4)), [true; 4]);
+    // Occupancy 4, not > 4: admitted.
+    assert_eq!(offer_all(&mut p, &frame(1, 2)), [true; 2]);
+    // Occupancy 6 > 4: refused, but its end cell is queued.
+    assert_eq!(offer_all(&mut p, &frame(0, 3)), [false, false, true]);
+    assert_eq!(p.stats.dropped_frame, 2);
+    // With the threshold at the buffer size, strict EPD never refuses: PPD.
+    let mut p = port(4, AcceptancePolicy::Epd(Epd { strict: true, ..Epd::new(4) }));
+    assert_eq!(offer_all(&mut p, &frame(0, 4)), [true; 4]);
+    assert_eq!(offer_all(&mut p, &frame(1, 2)), [false, false], "overflow, not a refusal");
+    assert_eq!((p.stats.dropped_frame, p.stats.dropped_overflow), (1, 1), "the cut frame's end finds no room");
+}
+
+#[test]
 fn test_epd_falls_back_to_ppd_on_overflow() {
-    let mut p = port(4, AcceptancePolicy::Epd(Epd { threshold: 3, keep_end_of_frame: true }));
+    let mut p = port(4, AcceptancePolicy::Epd(Epd::new(3)));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
     // Admitted at occupancy 2 < 3; overflows at the 3rd cell.
     let f = frame(1, 4);

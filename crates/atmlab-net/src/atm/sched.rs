@@ -92,13 +92,51 @@ impl Scheduler for GuaranteedRate {
     }
 }
 
+/// Per-VC queues: categories by strict priority, and within a category the
+/// VCs' queues in turn, one cell each (a work-conserving round robin that
+/// skips empty queues). `category[q]` is queue `q`'s category index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoundRobin {
+    category: Vec<u8>,
+    next: [usize; 4],
+}
+
+impl RoundRobin {
+    /// Round robin over queues of the given categories (0 = CBR ... 3 = UBR).
+    pub fn new(category: Vec<u8>) -> RoundRobin {
+        RoundRobin { category, next: [0; 4] }
+    }
+}
+
+impl Scheduler for RoundRobin {
+    fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize> {
+        let n = queues.len();
+        for c in 0..4u8 {
+            let start = self.next[c as usize];
+            for k in 0..n {
+                let q = (start + k) % n;
+                if self.category[q] == c && !queues[q].is_empty() {
+                    self.next[c as usize] = q + 1;
+                    return Some(q);
+                }
+            }
+        }
+        None
+    }
+    fn is_fifo_for_one_queue(&self) -> bool {
+        true
+    }
+}
+
 /// The schedulers atmlab implements, dispatched statically.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SchedulerKind {
     /// See [`StrictPriority`].
     StrictPriority(StrictPriority),
     /// See [`GuaranteedRate`].
     GuaranteedRate(GuaranteedRate),
+    /// See [`RoundRobin`] (set up by a port with per-VC queues).
+    RoundRobin(RoundRobin),
 }
 
 impl Default for SchedulerKind {
@@ -113,12 +151,14 @@ impl Scheduler for SchedulerKind {
         match self {
             SchedulerKind::StrictPriority(s) => s.select(queues),
             SchedulerKind::GuaranteedRate(s) => s.select(queues),
+            SchedulerKind::RoundRobin(s) => s.select(queues),
         }
     }
     fn is_fifo_for_one_queue(&self) -> bool {
         match self {
             SchedulerKind::StrictPriority(s) => s.is_fifo_for_one_queue(),
             SchedulerKind::GuaranteedRate(s) => s.is_fifo_for_one_queue(),
+            SchedulerKind::RoundRobin(s) => s.is_fifo_for_one_queue(),
         }
     }
 }
@@ -129,6 +169,7 @@ impl SchedulerKind {
         match self {
             SchedulerKind::StrictPriority(_) => "strict_priority",
             SchedulerKind::GuaranteedRate(_) => "guaranteed_rate",
+            SchedulerKind::RoundRobin(_) => "round_robin",
         }
     }
 }
@@ -187,6 +228,25 @@ mod tests {
         assert!(serve(&mut s, &mut queues(100, 0), 100).iter().all(|x| *x == Some(VBR)));
         // Both idle: nothing.
         assert_eq!(s.select(&queues(0, 0)), None);
+    }
+
+    #[test]
+    fn test_round_robin_serves_vcs_in_turn_within_a_category() {
+        let cell = Cell { label: VcLabel::new(0, 32), pdu: PduId::NONE, pti: Pti::DATA_EOF, clp: false, slot: 0 };
+        // Queues 0, 1, 3 are UBR VCs, queue 2 a VBR VC.
+        let mut s = RoundRobin::new(vec![3, 3, 1, 3]);
+        let mut q = vec![VecDeque::new(); 4];
+        for (i, n) in [(0, 3), (1, 1), (3, 2)] {
+            q[i].extend(std::iter::repeat_n(cell, n));
+        }
+        assert_eq!(
+            serve(&mut s, &mut q, 7),
+            [0, 1, 3, 0, 3, 0].map(Some).into_iter().chain([None]).collect::<Vec<_>>()
+        );
+        // VBR first, whatever the turn.
+        q[0].push_back(cell);
+        q[2].push_back(cell);
+        assert_eq!(serve(&mut s, &mut q, 2), [Some(2), Some(0)]);
     }
 
     #[test]
