@@ -129,3 +129,18 @@ def test_every_shipped_scenario_file_is_valid(root):
         if sc.is_sweep:
             s = atmlab.Sweep(f)  # validates every point
             assert len(s.points) > 1, f
+
+
+def test_measured_stack_options_are_accepted_and_checked(two_hosts):
+    sc = two_hosts
+    sc["apps"][0] = {"kind": "tcp_bulk", "name": "t", "vc": "v",
+                     "tcp": {"stretch_ack": "4 ms", "backoff_reset": "new_ack",
+                             "freeze_window_in_fast_recovery": True, "keep_dupacks_on_timeout": True}}
+    r = atmlab.run(sc)
+    assert r.connections.loc["t", "goodput_bps"] > 0
+    sc["apps"][0]["tcp"]["stretch_ack"] = "0 s"
+    with pytest.raises(atmlab.ScenarioError, match=r"apps\[0\]\.tcp\.stretch_ack.*longer than 0"):
+        atmlab.validate(sc)
+    sc["apps"][0]["tcp"] = {"backoff_reset": "sometimes"}
+    with pytest.raises(atmlab.ScenarioError, match=r"backoff_reset"):
+        atmlab.validate(sc)

@@ -759,6 +759,10 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if delack_timeout.is_zero() {
         return Err(err(key("delayed_ack_timeout"), "must be longer than 0 s"));
     }
+    let stretch_ack = pick!(stretch_ack).map(|t| t.0);
+    if stretch_ack.is_some_and(|t| t.is_zero()) {
+        return Err(err(key("stretch_ack"), "must be longer than 0 s"));
+    }
     let max_sack_blocks = pick!(max_sack_blocks).unwrap_or(d.max_sack_blocks);
     if !(1..=4).contains(&max_sack_blocks) {
         return Err(err(key("max_sack_blocks"), "must be 1 to 4 (the TCP option space)"));
@@ -777,6 +781,11 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
         delayed_ack_timeout: delack_timeout,
         delayed_ack_timer: pick!(delayed_ack_timer).unwrap_or(d.delayed_ack_timer),
         max_sack_blocks,
+        stretch_ack,
+        backoff_reset: pick!(backoff_reset).unwrap_or(d.backoff_reset),
+        freeze_window_in_fast_recovery: pick!(freeze_window_in_fast_recovery)
+            .unwrap_or(d.freeze_window_in_fast_recovery),
+        keep_dupacks_on_timeout: pick!(keep_dupacks_on_timeout).unwrap_or(d.keep_dupacks_on_timeout),
     })
 }
 
@@ -791,6 +800,7 @@ fn app_has(app: &TcpSpec, k: &str) -> bool {
         "max_rto" => app.max_rto.is_some() || app.min_rto.is_some(),
         "delayed_ack_timeout" => app.delayed_ack_timeout.is_some(),
         "max_sack_blocks" => app.max_sack_blocks.is_some(),
+        "stretch_ack" => app.stretch_ack.is_some(),
         _ => false,
     }
 }

@@ -11,7 +11,7 @@ use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{ServiceCategory, UpcAction};
 use atmlab_net::ip::Fragmentation;
 use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
-use atmlab_net::tcp::{TcpVariant, TimerModel, WindowScaling};
+use atmlab_net::tcp::{BackoffReset, TcpVariant, TimerModel, WindowScaling};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -200,6 +200,15 @@ pub struct TcpSpec {
     pub delayed_ack_timer: Option<TimerModel>,
     /// SACK blocks per ACK, 1..4 (default 3).
     pub max_sack_blocks: Option<u8>,
+    /// Timer-driven stretch ACKs: ACK only when this timer, started by the
+    /// first unacknowledged segment, fires (Linux 2.0: about 4 ms).
+    pub stretch_ack: Option<Time>,
+    /// `rtt_sample` (default, BSD) or `new_ack`: what resets the RTO backoff.
+    pub backoff_reset: Option<BackoffReset>,
+    /// No fast-recovery window inflation (002 s5.3's modified TCP).
+    pub freeze_window_in_fast_recovery: Option<bool>,
+    /// A timeout keeps the duplicate-ACK count (002 s5.3's modified TCP).
+    pub keep_dupacks_on_timeout: Option<bool>,
 }
 
 /// `[[hosts]]`.

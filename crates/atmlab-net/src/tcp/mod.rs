@@ -87,6 +87,19 @@ impl TimerModel {
     }
 }
 
+/// What resets the exponential backoff of the retransmission timer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackoffReset {
+    /// A valid RTT sample (BSD; Karn: only new data sent after every
+    /// retransmission is timed, so the backoff holds until every
+    /// retransmitted segment is acknowledged: 002 s5.3's modification (1)).
+    #[default]
+    RttSample,
+    /// Any ACK of new data, the retransmission's included.
+    NewAck,
+}
+
 /// RFC 1323 window scaling policy.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -131,6 +144,19 @@ pub struct TcpConfig {
     /// SACK blocks a receiver puts in one ACK (RFC 2018 allows 4 without
     /// timestamps; ns-2's default is 3).
     pub max_sack_blocks: u8,
+    /// Timer-driven stretch ACKs (Linux 2.0, 002 s4.3): the receiver sends
+    /// ACKs only when a timer of this delay, started by the first segment
+    /// not yet acknowledged, fires; one cumulative ACK covers everything
+    /// since (duplicates included). Overrides `delayed_ack`.
+    pub stretch_ack: Option<Duration>,
+    /// What resets the retransmission backoff.
+    pub backoff_reset: BackoffReset,
+    /// The modified TCP of 002 s5.3: no window growth (no fast-recovery
+    /// inflation) while a fast-retransmitted segment is unacknowledged.
+    pub freeze_window_in_fast_recovery: bool,
+    /// The modified TCP of 002 s5.3: a retransmission timeout does not reset
+    /// the duplicate-ACK counter.
+    pub keep_dupacks_on_timeout: bool,
 }
 
 impl TcpConfig {
@@ -157,6 +183,10 @@ impl TcpConfig {
             delayed_ack_timeout: Duration::from_ms(200),
             delayed_ack_timer: TimerModel::TickAligned,
             max_sack_blocks: 3,
+            stretch_ack: None,
+            backoff_reset: BackoffReset::RttSample,
+            freeze_window_in_fast_recovery: false,
+            keep_dupacks_on_timeout: false,
         }
     }
 

@@ -129,7 +129,7 @@ impl TcpReceiver {
         self.stats.segments_received += 1;
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
-            self.ack_now(out);
+            self.ack_or_stretch(now, out);
         } else if start <= self.rcv_nxt {
             let filled_gap = !self.ooo.is_empty();
             let before = self.rcv_nxt;
@@ -144,7 +144,9 @@ impl TcpReceiver {
             self.stats.bytes_delivered += self.rcv_nxt - before;
             let nxt = self.rcv_nxt;
             self.sack_recent.retain(|&(_, e)| e > nxt);
-            if filled_gap || !self.cfg.delayed_ack || self.delack_pending {
+            if self.cfg.stretch_ack.is_some() {
+                self.ack_or_stretch(now, out);
+            } else if filled_gap || !self.cfg.delayed_ack || self.delack_pending {
                 self.ack_now(out);
             } else {
                 self.delack_pending = true;
@@ -160,7 +162,21 @@ impl TcpReceiver {
             if self.sack {
                 self.report_first(start);
             }
-            self.ack_now(out);
+            self.ack_or_stretch(now, out);
+        }
+    }
+
+    /// ACK at once, or with stretch ACKs, when the stretch timer started by
+    /// the first unacknowledged segment fires.
+    fn ack_or_stretch(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        match self.cfg.stretch_ack {
+            None => self.ack_now(out),
+            Some(delay) => {
+                self.delack_pending = true;
+                if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + delay);
+                }
+            }
         }
     }
 

@@ -14,7 +14,7 @@
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
-use super::{TcpConfig, TcpVariant};
+use super::{BackoffReset, TcpConfig, TcpVariant};
 use atmlab_engine::SimTime;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -153,7 +153,11 @@ impl TcpSender {
     pub fn snd_wnd(&self) -> u64 {
         self.snd_wnd
     }
-    /// Whether fast recovery is in progress.
+    /// Duplicate ACKs counted toward the next fast retransmit.
+    pub fn dupacks(&self) -> u32 {
+        self.dupacks
+    }
+    /// Whether the sender is in fast recovery.
     pub fn in_fast_recovery(&self) -> bool {
         self.in_recovery
     }
@@ -295,6 +299,9 @@ impl TcpSender {
             self.rtt.reset_backoff();
             self.timed = None;
         }
+        if self.cfg.backoff_reset == BackoffReset::NewAck {
+            self.rtt.reset_backoff();
+        }
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_wnd = wnd;
@@ -398,7 +405,9 @@ impl TcpSender {
         if self.in_recovery {
             match self.cfg.variant {
                 TcpVariant::Reno | TcpVariant::NewReno => {
-                    self.dupwnd += self.mss; // one more segment has left the network
+                    if !self.cfg.freeze_window_in_fast_recovery {
+                        self.dupwnd += self.mss; // one more segment has left the network
+                    }
                     self.output(now, out);
                 }
                 TcpVariant::Sack => {
@@ -431,7 +440,7 @@ impl TcpSender {
                 self.in_recovery = true;
                 self.partial_acked = false;
                 self.cwnd = self.ssthresh;
-                self.dupwnd = u64::from(thresh) * self.mss;
+                self.dupwnd = if self.cfg.freeze_window_in_fast_recovery { 0 } else { u64::from(thresh) * self.mss };
                 self.send_data(now, self.snd_una, len, out);
                 self.arm(now);
                 self.output(now, out);
@@ -494,7 +503,9 @@ impl TcpSender {
                 self.dupwnd = 0;
                 self.pipe = 0;
                 self.in_recovery = false;
-                self.dupacks = 0;
+                if !self.cfg.keep_dupacks_on_timeout {
+                    self.dupacks = 0;
+                }
                 self.recover = self.snd_max;
                 // RFC 2018: after a timeout SACK information is stale.
                 self.scoreboard.clear();

@@ -449,3 +449,68 @@ fn test_receiver_sack_blocks_follow_rfc2018_order() {
     assert_eq!(acks[1].ack, 1 + 4 * MSS);
     assert_eq!(acks[1].options.sack.as_slice(), &[r(8, 9), r(5, 6)]);
 }
+
+#[test]
+fn test_stretch_ack_timer_merges_acks_and_duplicates() {
+    // 002 s4.3: Linux 2.0 ACKs on a ~4 ms timer, one cumulative ACK for all
+    // that arrived, duplicates merged too.
+    let c = TcpConfig { stretch_ack: Some(Duration::from_ms(4)), ..cfg(TcpVariant::Reno) };
+    let (mut p, first) = Pair::established(c);
+    let seg = |i: u64| TcpSegment { seq: 1 + MSS * i, len: MSS as u32, ..first[0] };
+    let start = p.now;
+    let acks = p.deliver_to_rx(&[seg(0), seg(1), seg(2), seg(4), seg(5)]);
+    assert!(acks.is_empty(), "nothing before the timer, out-of-order data included");
+    assert_eq!(p.rx.delack_deadline(), Some(start + Duration::from_ms(4)));
+    p.tick(Duration::from_ms(1));
+    p.deliver_to_rx(&[seg(6)]);
+    assert_eq!(p.rx.delack_deadline(), Some(start + Duration::from_ms(4)), "the first segment started it");
+    p.now = start + Duration::from_ms(4);
+    let mut acks = Vec::new();
+    p.rx.on_delack_timeout(&mut acks);
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0].ack, 1 + 3 * MSS, "one cumulative ACK");
+    assert_eq!(p.rx.delack_deadline(), None);
+}
+
+#[test]
+fn test_frozen_fast_recovery_sends_no_new_data_until_the_retransmission_is_acked() {
+    // 002 s5.3 (3): no window growth while a fast-retransmitted segment is
+    // outstanding. The classic Reno vector sends 7 new segments; frozen, 0.
+    let c = TcpConfig { freeze_window_in_fast_recovery: true, ..cfg(TcpVariant::Reno) };
+    let (mut p, first) = Pair::established(c);
+    let inflight = p.grow_to(16, first);
+    let lost = inflight[0];
+    let dupacks = p.deliver_to_rx(&inflight[1..]);
+    let out = p.deliver_to_tx(&dupacks[..3]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].seq, lost.seq);
+    let mut more = Vec::new();
+    for a in &dupacks[3..] {
+        more.extend(p.deliver_to_tx(std::slice::from_ref(a)));
+    }
+    assert!(more.is_empty(), "{} segments sent", more.len());
+    let ack = p.deliver_to_rx(&out);
+    p.deliver_to_tx(&ack);
+    assert_eq!(p.tx.cwnd(), 8 * MSS);
+}
+
+#[test]
+fn test_backoff_reset_rules_and_dupacks_surviving_a_timeout() {
+    // Default (BSD, Karn): the ACK of a retransmission keeps the backoff
+    // (test_karn_...). With backoff_reset = new_ack it resets it.
+    let c = TcpConfig { backoff_reset: BackoffReset::NewAck, keep_dupacks_on_timeout: true, ..cfg(TcpVariant::Reno) };
+    let (mut p, first) = Pair::established(c);
+    let inflight = p.grow_to(4, first);
+    // Two duplicate ACKs (segment 0 lost), then a timeout.
+    let dupacks = p.deliver_to_rx(&inflight[1..3]);
+    p.deliver_to_tx(&dupacks);
+    p.now = p.tx.rto_deadline().unwrap();
+    let mut out = Vec::new();
+    p.tx.on_timeout(p.now, &mut out);
+    assert_eq!(p.tx.rtt().backoff(), 2);
+    assert_eq!(p.tx.dupacks(), 2, "002 s5.3 (4): the counter survives the timeout");
+    p.tick(Duration::from_ms(1));
+    let acks = p.deliver_to_rx(&out);
+    p.deliver_to_tx(&acks);
+    assert_eq!(p.tx.rtt().backoff(), 1, "any new ACK resets it");
+}
