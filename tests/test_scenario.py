@@ -111,6 +111,20 @@ ONOFF = {"kind": "onoff", "name": "vbr", "vc": "v", "peak": "10 Mbit/s", "on": "
         (lambda s: (s["vcs"][0].update(simplex=True), s["apps"].__setitem__(0, {"kind": "tcp_bulk", "name": "t",
                                                                                "vc": "v"})),
          "apps[0].vc", "duplex"),
+        (lambda s: s["hosts"][0].update(adapter={"buffer": "100 cells"}), "hosts[0].adapter.buffer",
+         "cannot hold one datagram"),
+        (lambda s: s["hosts"][0].update(adapter={"overflow": "drop"}), "hosts[0].adapter.overflow",
+         "needs a finite adapter.buffer"),
+        (lambda s: s["hosts"][0].update(adapter={"buffer": "1236 cells", "overflow": "spill"}),
+         "hosts[0].adapter.overflow", "unknown variant"),
+        (lambda s: s["hosts"][0].update(cpu={"per_datagram": "-90 us"}), "hosts[0].cpu.per_datagram", "negative"),
+        (lambda s: s["hosts"][0].update(cpu={"receive_queue": 0}), "hosts[0].cpu.receive_queue", "at least 1"),
+        (lambda s: s["hosts"][0].update(cpu={"t_d": "90 us"}), "hosts[0].cpu.t_d", "unknown field"),
+        (lambda s: s["apps"].__setitem__(0, {"kind": "tcp_bulk", "name": "t", "vc": "v", "bytes": "1 MB",
+                                             "duration": "10 s"}), "apps[0].duration", "not both"),
+        (lambda s: s["apps"][0].update(duration="10 s"), "apps[0].duration", "not a key of a udp_cbr"),
+        (lambda s: s["apps"][0].update(record_arrivals={"count": 1}), "apps[0].record_arrivals.count",
+         "at least 2"),
     ],
 )
 def test_validation_errors_name_the_key(two_hosts, mutate, path, words):
@@ -144,3 +158,23 @@ def test_measured_stack_options_are_accepted_and_checked(two_hosts):
     sc["apps"][0]["tcp"] = {"backoff_reset": "sometimes"}
     with pytest.raises(atmlab.ScenarioError, match=r"backoff_reset"):
         atmlab.validate(sc)
+
+
+def test_host_model_and_bundles_on_one_vc(two_hosts):
+    """Two voice flows share one VC through a serial CPU: both arrive whole,
+    and the recorded interarrival of the first is its 10 ms period."""
+    sc = two_hosts
+    voice = {"kind": "udp_cbr", "vc": "v", "payload": "80 bytes", "interval": "10 ms", "count": 50}
+    sc["apps"] = [voice | {"name": "v1", "record_arrivals": {"from": "0.1 s", "count": 20}}, voice | {"name": "v2"}]
+    sc["hosts"][0].update(cpu={"per_datagram": "100 us", "per_cell": "5 us"},
+                          adapter={"buffer": "1236 cells", "overflow": "drop"})
+    r = atmlab.run(sc)
+    flows = r.udp_flows
+    assert list(flows.received) == [50, 50] and list(flows.lost) == [0, 0]
+    assert flows.loc["v1", "arrivals_recorded"] == 20
+    assert flows.loc["v1", "interarrival_mean_s"] == pytest.approx(0.010, abs=1e-5)
+    assert flows.loc["v1", "session_throughput_bps"] == pytest.approx(50 * 80 * 8 / 0.49, rel=0.01)
+    hosts = r.hosts
+    assert hosts.loc[sc["hosts"][0]["name"], "datagrams_sent"] == 100
+    assert hosts.loc[sc["hosts"][0]["name"], "adapter_dropped"] == 0
+    assert set(hosts.columns) >= {"frame_error_ratio", "dead_cell_ratio", "receive_dropped"}

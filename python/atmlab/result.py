@@ -14,7 +14,7 @@ class Result:
     """What one run reported (see docs/models/metrics.md for every definition).
 
     Scalars are attributes; ``connections`` (TCP), ``udp_flows``,
-    ``cell_sources`` (ON/OFF), ``upc`` (policers) and ``ports`` are DataFrames with one row per item, indexed by name; ``raw``
+    ``cell_sources`` (ON/OFF), ``upc`` (policers), ``ports`` and ``hosts`` are DataFrames with one row per item, indexed by name; ``raw``
     is the whole record and :meth:`to_json` its JSON text, identical for
     identical runs.
     """
@@ -111,6 +111,12 @@ class Result:
     def ports(self) -> pd.DataFrame:
         """One row per output port, ``from->to`` (index)."""
         return self._table("ports")
+
+    @cached_property
+    def hosts(self) -> pd.DataFrame:
+        """One row per host (index: name): frames received and corrupted,
+        dead cells, datagrams sent and lost in the end system."""
+        return self._table("hosts")
 
     def to_json(self, indent: int | None = None) -> str:
         """The full record as JSON (identical for identical runs)."""

@@ -1,6 +1,7 @@
 //! Runs a scenario file without Python, for profiling:
 //! `cargo run --release -p atmlab-scenario --example run -- FILE [SEED]`
-//! (TOML, or the JSON of an expanded template).
+//! (TOML, or the JSON of an expanded template). With `ATMLAB_JSON=1` in the
+//! environment it prints the whole result as JSON instead of one line.
 #![allow(clippy::disallowed_methods)] // times the run with the wall clock
 
 fn main() {
@@ -16,6 +17,10 @@ fn main() {
     let t = std::time::Instant::now();
     let r = sim.run().expect("run");
     let wall = t.elapsed().as_secs_f64();
+    if std::env::var_os("ATMLAB_JSON").is_some() {
+        println!("{}", serde_json::to_string_pretty(&r).expect("a result serialises"));
+        return;
+    }
     println!(
         "{}: efficiency {:?} fairness {:?}; {} cell-hops, {} events in {:.3} s = {:.2} M cell-hops/s",
         r.scenario,

@@ -13,8 +13,8 @@ use atmlab_net::atm::{
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
 use atmlab_net::sim::{
-    BuildError, CbrParams, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec, ProbeTarget, RunMeta,
-    Simulation, VcHandle,
+    BuildError, CbrParams, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec,
+    ProbeTarget, RunMeta, Simulation, VcHandle,
 };
 use atmlab_net::tcp::{RtoConfig, TcpConfig};
 use rand::RngExt;
@@ -101,6 +101,30 @@ impl<'a> Ctx<'a> {
             let enc = h.encapsulation.unwrap_or(Encapsulation::LlcSnap);
             let id = self.b.add_host(&h.name, mtu as u32, enc);
             self.b.set_fragmentation(id, h.fragmentation.unwrap_or_default());
+            let time = |t: Option<Time>| t.map_or(Duration::ZERO, |t| t.0);
+            let receive_queue = match h.cpu.receive_queue {
+                Some(0) => return Err(err(format!("hosts[{i}].cpu.receive_queue"), "must hold at least 1 datagram")),
+                Some(n) => {
+                    Some(u32::try_from(n).map_err(|_| err(format!("hosts[{i}].cpu.receive_queue"), "too large"))?)
+                }
+                None => None,
+            };
+            let adapter_buffer = match h.adapter.buffer {
+                Some(c) => Some(positive_cells(format!("hosts[{i}].adapter.buffer"), c)?),
+                None => None,
+            };
+            if h.adapter.overflow.is_some() && adapter_buffer.is_none() {
+                return Err(err(format!("hosts[{i}].adapter.overflow"), "needs a finite adapter.buffer"));
+            }
+            let model = HostModel {
+                per_datagram: time(h.cpu.per_datagram),
+                per_cell: time(h.cpu.per_cell),
+                adapter_buffer,
+                overflow: h.adapter.overflow.unwrap_or_default(),
+                receive_per_datagram: time(h.cpu.receive_per_datagram),
+                receive_queue,
+            };
+            self.b.set_host_model(id, model).map_err(|e| err(format!("hosts[{i}].adapter.buffer"), e.to_string()))?;
             self.nodes.insert(&h.name, NodeRef::Host(id));
         }
         for (i, s) in self.sc.switches.iter().enumerate() {
@@ -307,7 +331,7 @@ impl<'a> Ctx<'a> {
             let t = self.start(&a.name, a.start, a.start_jitter);
             match a.kind {
                 AppKind::TcpBulk => {
-                    only_keys(&path, a, &["bytes", "tcp"])?;
+                    only_keys(&path, a, &["bytes", "tcp", "duration"])?;
                     let mtu = self.path_mtu(&handle);
                     let none = TcpSpec::default();
                     let cfg = tcp_config(&path, &self.sc.tcp, a.tcp.as_ref().unwrap_or(&none), mtu)?;
@@ -316,6 +340,12 @@ impl<'a> Ctx<'a> {
                         let key = if matches!(e, BuildError::SimplexVc(_)) { "vc" } else { "tcp.mss" };
                         err(format!("{path}.{key}"), e.to_string())
                     })?;
+                    if let Some(d) = a.duration {
+                        if a.bytes.is_some_and(|b| b.0.is_some()) {
+                            return Err(err(format!("{path}.duration"), "give bytes or duration, not both"));
+                        }
+                        self.b.set_tcp_stop(id, t + d.0);
+                    }
                     self.apps.insert(&a.name, AppRef::Tcp(id));
                 }
                 AppKind::Onoff => {
@@ -345,7 +375,7 @@ impl<'a> Ctx<'a> {
                     })?;
                 }
                 AppKind::UdpCbr => {
-                    only_keys(&path, a, &["payload", "interval", "count", "max_payload"])?;
+                    only_keys(&path, a, &["payload", "interval", "count", "max_payload", "record_arrivals"])?;
                     let need = |k: &str| err(format!("{path}.{k}"), format!("a udp_cbr application needs a {k}"));
                     let payload = a.payload.ok_or_else(|| need("payload"))?;
                     let interval = a.interval.ok_or_else(|| need("interval"))?;
@@ -354,7 +384,15 @@ impl<'a> Ctx<'a> {
                     }
                     let payload = u32::try_from(payload.0).map_err(|_| err(format!("{path}.payload"), "too large"))?;
                     let max_payload = a.max_payload.map(|m| m.0.min(u64::from(u32::MAX)) as u32);
-                    let params = CbrParams { payload, interval: interval.0, start: t, count: a.count, max_payload };
+                    let record = match a.record_arrivals {
+                        Some(r) if r.count < 2 => {
+                            return Err(err(format!("{path}.record_arrivals.count"), "needs at least 2 arrivals"));
+                        }
+                        Some(r) => Some((SimTime::ZERO + r.from.map_or(Duration::ZERO, |f| f.0), r.count)),
+                        None => None,
+                    };
+                    let params =
+                        CbrParams { payload, interval: interval.0, start: t, count: a.count, max_payload, record };
                     let id = self
                         .b
                         .add_udp_cbr(&a.name, &handle, params)
@@ -509,6 +547,8 @@ fn only_keys(path: &str, a: &AppSpec, allowed: &[&str]) -> Result<(), ScenarioEr
         ("off", a.off.is_some()),
         ("period", a.period.is_some()),
         ("duty", a.duty.is_some()),
+        ("duration", a.duration.is_some()),
+        ("record_arrivals", a.record_arrivals.is_some()),
     ];
     match present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
         Some((key, _)) => Err(err(format!("{path}.{key}"), format!("is not a key of a {} application", a.kind.name()))),

@@ -230,6 +230,23 @@ pub struct HostSpec {
     /// The ATM adapter.
     #[serde(default)]
     pub adapter: AdapterSpec,
+    /// The end system's processing costs (default: none).
+    #[serde(default)]
+    pub cpu: CpuSpec,
+}
+
+/// `hosts[i].cpu`: the end system's processing costs (004 Annex A).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    /// CPU time per datagram sent (the interdatagram gap T_d).
+    pub per_datagram: Option<Time>,
+    /// CPU time per cell sent (the intercell gap).
+    pub per_cell: Option<Time>,
+    /// CPU time per datagram received.
+    pub receive_per_datagram: Option<Time>,
+    /// Datagrams the receiving side can hold; more are dropped.
+    pub receive_queue: Option<u64>,
 }
 
 /// `hosts[i].adapter`.
@@ -238,6 +255,11 @@ pub struct HostSpec {
 pub struct AdapterSpec {
     /// Peak cell rate the adapter sends at (default: the link rate).
     pub peak: Option<Rate>,
+    /// The adapter's transmit buffer (default: unlimited).
+    pub buffer: Option<Cells>,
+    /// `block` (default: the CPU waits) or `drop` (the datagram is lost)
+    /// when a datagram does not fit in the buffer.
+    pub overflow: Option<atmlab_net::sim::Overflow>,
 }
 
 /// `[[switches]]`.
@@ -506,6 +528,13 @@ pub struct AppSpec {
     /// udp_cbr: datagrams to send (default: until the end).
     #[serde(default)]
     pub count: Option<u64>,
+    /// tcp_bulk: the application writes for this long, then stops (the
+    /// transfer ends with the data written).
+    #[serde(default)]
+    pub duration: Option<Time>,
+    /// udp_cbr: record the arrival times of frames at the receiver.
+    #[serde(default)]
+    pub record_arrivals: Option<RecordSpec>,
     /// udp_cbr: the largest write the sending program accepts; larger
     /// payloads are refused and nothing is sent (udpt: 9000 bytes).
     #[serde(default)]
@@ -525,6 +554,17 @@ pub struct AppSpec {
     /// onoff: the ON fraction of the period, (0, 1].
     #[serde(default)]
     pub duty: Option<f64>,
+}
+
+/// `apps[i].record_arrivals`: which frames' arrival times to keep.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    /// The first time recorded (default 0 s).
+    #[serde(default)]
+    pub from: Option<Time>,
+    /// How many frames.
+    pub count: u32,
 }
 
 /// The applications a scenario can name.

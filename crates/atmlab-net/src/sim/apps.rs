@@ -34,6 +34,8 @@ pub struct TcpConn {
     pub bytes: Option<u64>,
     /// When the receiver got the last byte of a finite transfer.
     pub completed_at: Option<SimTime>,
+    /// When the application stops writing (a transfer of a duration).
+    pub stop: Option<SimTime>,
     pub(crate) rto_timer: LazyTimer,
     pub(crate) delack_timer: LazyTimer,
 }
@@ -64,6 +66,11 @@ pub struct UdpCbr {
     /// The datagram whose fragments are arriving: its sequence number, the
     /// next fragment expected, and when its first fragment was sent.
     pub(crate) assembling: Option<(u64, u32, SimTime)>,
+    /// Record the arrival times (last cell at the receiving host) of this
+    /// many frames from this time on.
+    pub record: Option<(SimTime, u32)>,
+    /// The recorded arrival times.
+    pub arrivals: Vec<SimTime>,
 }
 
 /// Counters of a UDP flow.
@@ -81,9 +88,23 @@ pub struct UdpStats {
     pub delay_sum_ps: u128,
     /// Largest one-way delay, ps.
     pub delay_max_ps: u64,
+    /// When the first datagram was sent.
+    pub first_sent: Option<SimTime>,
+    /// When the last datagram was received (after the receiving CPU).
+    pub last_received: Option<SimTime>,
 }
 
 impl UdpCbr {
+    /// A frame of this flow reached its host at `t`.
+    pub(crate) fn record_arrival(&mut self, t: SimTime) {
+        if let Some((from, n)) = self.record
+            && t >= from
+            && self.arrivals.len() < n as usize
+        {
+            self.arrivals.push(t);
+        }
+    }
+
     /// Whether the sending program refuses the payload size.
     pub fn is_refused(&self) -> bool {
         self.max_payload.is_some_and(|m| self.payload > m)

@@ -6,7 +6,7 @@
 //! position in the scenario file.
 
 use super::apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
-use super::host::{Host, HostVc};
+use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
@@ -123,6 +123,19 @@ pub enum BuildError {
     /// A two-way application on a one-way VC.
     #[error("{0} needs a duplex VC (ACKs flow back); this VC is simplex")]
     SimplexVc(String),
+    /// An adapter buffer smaller than the host's largest datagram.
+    #[error("{cells} cells cannot hold one datagram of the MTU ({mtu} bytes = {need} cells)")]
+    AdapterBuffer {
+        /// The buffer.
+        cells: u32,
+        /// Cells of an MTU-sized datagram.
+        need: u32,
+        /// The MTU.
+        mtu: u32,
+    },
+    /// A receive queue of no datagrams.
+    #[error("a receive queue must hold at least one datagram")]
+    ReceiveQueue,
     /// An ON/OFF source with an empty ON time.
     #[error("the ON time must be longer than 0 s")]
     EmptyOn,
@@ -155,6 +168,8 @@ pub struct CbrParams {
     pub count: Option<u64>,
     /// The largest write the sending program accepts.
     pub max_payload: Option<u32>,
+    /// Record the arrival times of this many frames from this time on.
+    pub record: Option<(SimTime, u32)>,
 }
 
 /// Both ends of a VC and the ports it crosses.
@@ -625,10 +640,34 @@ impl NetworkBuilder {
             start,
             bytes,
             completed_at: None,
+            stop: None,
             rto_timer: Default::default(),
             delack_timer: Default::default(),
         });
         Ok(ConnId(self.conns.len() as u32 - 1))
+    }
+
+    /// The application of connection `c` stops writing at `t` (a transfer
+    /// that lasts a given time, 000's 3-minute sessions).
+    pub fn set_tcp_stop(&mut self, c: ConnId, t: SimTime) {
+        self.conns[c.idx()].stop = Some(t);
+    }
+
+    /// The host's CPU costs and buffer limits. The adapter buffer must hold
+    /// the host's largest datagram (else a blocking driver would wait forever).
+    pub fn set_host_model(&mut self, h: HostId, model: HostModel) -> Result<(), BuildError> {
+        let host = &mut self.hosts[h.idx()];
+        if let Some(cap) = model.adapter_buffer {
+            let need = host.encapsulation.cells_for_datagram(host.mtu);
+            if cap < need {
+                return Err(BuildError::AdapterBuffer { cells: cap, need, mtu: host.mtu });
+            }
+        }
+        if model.receive_queue == Some(0) {
+            return Err(BuildError::ReceiveQueue);
+        }
+        host.model = model;
+        Ok(())
     }
 
     /// Adds a constant-rate UDP source over `vc`.
@@ -651,6 +690,8 @@ impl NetworkBuilder {
             max_payload: p.max_payload,
             stats: UdpStats::default(),
             assembling: None,
+            record: p.record,
+            arrivals: Vec::new(),
         });
         Ok(FlowId(self.flows.len() as u32 - 1))
     }

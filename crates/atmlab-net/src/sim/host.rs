@@ -1,9 +1,13 @@
 //! End systems: an IP host with one ATM adapter.
 
+use std::collections::VecDeque;
+
 use crate::aal5::{Encapsulation, Reassembler};
 use crate::atm::VcLabel;
 use crate::ids::PortId;
 use crate::ip::Fragmentation;
+use crate::pdu::{Endpoint, Payload};
+use atmlab_engine::{Duration, SimTime};
 
 /// One VC as a host sees it: the label and port slot it sends with, and the
 /// AAL5 receiver for the cells that arrive on it.
@@ -31,6 +35,98 @@ pub struct HostStats {
     pub frames_discarded: u64,
     /// Cells of discarded frames ("dead cells").
     pub dead_cells: u64,
+    /// Datagrams the sending side lost because the adapter buffer was full
+    /// (`overflow = drop`).
+    pub adapter_dropped: u64,
+    /// Datagrams the receiving side dropped because its input queue was full.
+    pub receive_dropped: u64,
+    /// Datagrams the sending CPU handed to the adapter.
+    pub datagrams_sent: u64,
+}
+
+/// What happens to a datagram that does not fit in the adapter's buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    /// The sending CPU waits until it fits (a blocking driver).
+    #[default]
+    Block,
+    /// It is lost before it reaches the wire (004 s7.4.5: the SBA-200 with
+    /// a low peak-rate setting).
+    Drop,
+}
+
+/// The end system's own costs and limits (004 Annex A, 000 s6). All zero or
+/// unlimited by default: a host that does nothing but put cells on its link.
+///
+/// Sending is serial: for each IP datagram (fragment) the CPU spends
+/// `per_datagram`, checks that the adapter buffer has room for all the
+/// datagram's cells, spends `per_cell` per cell writing them, and then hands
+/// them to the adapter, which sends them at its (peak) cell rate while the
+/// CPU goes on with the next datagram. Receiving: each reassembled datagram
+/// waits in an input queue of `receive_queue` datagrams and costs
+/// `receive_per_datagram` before the transport sees it; a datagram that
+/// finds the queue full is dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostModel {
+    /// CPU time per datagram sent (the study's interdatagram gap T_d).
+    pub per_datagram: Duration,
+    /// CPU time per cell sent (the intercell gap: T_c plus the time to move
+    /// the cell to the adapter).
+    pub per_cell: Duration,
+    /// The adapter's transmit buffer, cells (`None`: unlimited).
+    pub adapter_buffer: Option<u32>,
+    /// What a full adapter buffer does to a datagram.
+    pub overflow: Overflow,
+    /// CPU time per datagram received.
+    pub receive_per_datagram: Duration,
+    /// Datagrams the receiving side holds, the one in service included
+    /// (`None`: unlimited).
+    pub receive_queue: Option<u32>,
+}
+
+impl HostModel {
+    /// Whether sending goes through the serial CPU (else cells go straight
+    /// to the adapter when the transport sends).
+    pub fn serial_send(&self) -> bool {
+        !self.per_datagram.is_zero() || !self.per_cell.is_zero() || self.adapter_buffer.is_some()
+    }
+
+    /// Whether received datagrams go through the input queue.
+    pub fn queued_receive(&self) -> bool {
+        !self.receive_per_datagram.is_zero() || self.receive_queue.is_some()
+    }
+}
+
+/// A datagram waiting for the sending CPU.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingTx {
+    pub vc: u32,
+    pub dest: Endpoint,
+    pub payload: Payload,
+    pub cells: u32,
+    /// When the transport sent it.
+    pub created: SimTime,
+}
+
+/// A datagram waiting for the receiving CPU.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingRx {
+    pub dest: Endpoint,
+    pub payload: Payload,
+    pub sent_at: SimTime,
+}
+
+/// Where the sending CPU is with the datagram at the head of its queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum TxPhase {
+    /// Nothing to do.
+    #[default]
+    Idle,
+    /// Spending `per_datagram`; then checks the adapter buffer.
+    Header,
+    /// Writing the cells; then hands them over.
+    Cells,
 }
 
 /// A host.
@@ -50,6 +146,11 @@ pub struct Host {
     pub vcs: Vec<HostVc>,
     /// Receive counters.
     pub stats: HostStats,
+    /// CPU costs and buffer limits.
+    pub model: HostModel,
+    pub(crate) tx: VecDeque<PendingTx>,
+    pub(crate) tx_phase: TxPhase,
+    pub(crate) rx: VecDeque<PendingRx>,
 }
 
 impl Host {
@@ -63,6 +164,10 @@ impl Host {
             fragmentation: Fragmentation::default(),
             vcs: Vec::new(),
             stats: HostStats::default(),
+            model: HostModel::default(),
+            tx: VecDeque::new(),
+            tx_phase: TxPhase::Idle,
+            rx: VecDeque::new(),
         }
     }
 }

@@ -36,10 +36,10 @@ pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
     OnOffParams, SlotPhase, Upc, VcHandle,
 };
-pub use host::{Host, HostStats, HostVc};
+pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
 pub use probes::{ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
-    CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts, PortResult, RunResult, SeriesResult,
+    CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts, HostResult, PortResult, RunResult, SeriesResult,
     SimulationError, UdpFlowResult, UpcResult,
 };
 
@@ -71,8 +71,11 @@ enum Event {
     TcpStart(ConnId),
     TcpTimer(ConnId, TcpTimer, u32),
     UdpSend(FlowId, u64),
+    TcpStop(ConnId),
     CellSource(u32),
     Probe(u32),
+    HostTx(HostId),
+    HostRx(HostId),
 }
 
 /// What identifies a run besides its network.
@@ -149,6 +152,9 @@ impl Simulation {
         };
         for (i, c) in sim.conns.iter().enumerate() {
             sim.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
+            if let Some(t) = c.stop {
+                sim.queue.push(t, APP, Event::TcpStop(ConnId(i as u32)));
+            }
         }
         for (i, f) in sim.flows.iter().enumerate() {
             if let Some(t) = f.due(0) {
@@ -313,10 +319,20 @@ impl Simulation {
                 Event::LinkArrival(p) => self.on_link_arrival(p),
                 Event::PortSlot(p) => self.on_port_slot(p),
                 Event::TcpStart(c) => self.on_tcp_start(c),
+                Event::TcpStop(c) => {
+                    let conn = &mut self.conns[c.idx()];
+                    let bytes = conn.sender.stop_writing();
+                    conn.bytes = Some(bytes);
+                    if conn.receiver.stats.bytes_delivered >= bytes {
+                        conn.completed_at.get_or_insert(self.now);
+                    }
+                }
                 Event::TcpTimer(c, which, generation) => self.on_tcp_timer(c, which, generation),
                 Event::UdpSend(f, k) => self.on_udp_send(f, k),
                 Event::CellSource(i) => self.on_cell_source(i),
                 Event::Probe(i) => self.on_probe(i),
+                Event::HostTx(h) => self.on_host_tx(h),
+                Event::HostRx(h) => self.on_host_rx(h),
             }
         }
     }
@@ -448,10 +464,43 @@ impl Simulation {
                 let (dest, payload) = (pdu.dest, pdu.payload.clone());
                 let sent_at = pdu.sent_at;
                 self.pdus.mark_delivered(id);
-                self.deliver(dest, payload, sent_at);
+                if let Endpoint::UdpSink(f) = dest {
+                    self.flows[f as usize].record_arrival(self.now);
+                }
+                if host.model.queued_receive() {
+                    self.enqueue_rx(h, host::PendingRx { dest, payload, sent_at });
+                } else {
+                    self.deliver(dest, payload, sent_at);
+                }
             }
         }
         self.pdus.settle_cell(cell.pdu);
+    }
+
+    /// A reassembled datagram joins the host's input queue (or is dropped
+    /// if the queue is full).
+    fn enqueue_rx(&mut self, h: HostId, item: host::PendingRx) {
+        let host = &mut self.hosts[h.idx()];
+        if host.model.receive_queue.is_some_and(|n| host.rx.len() >= n as usize) {
+            host.stats.receive_dropped += 1;
+            return;
+        }
+        host.rx.push_back(item);
+        if host.rx.len() == 1 {
+            let t = self.now + host.model.receive_per_datagram;
+            self.queue.push(t, APP, Event::HostRx(h));
+        }
+    }
+
+    /// The receiving CPU has finished the datagram at the head of the queue.
+    fn on_host_rx(&mut self, h: HostId) {
+        let host = &mut self.hosts[h.idx()];
+        let item = host.rx.pop_front().expect("a receive event has a datagram");
+        if !host.rx.is_empty() {
+            let t = self.now + host.model.receive_per_datagram;
+            self.queue.push(t, APP, Event::HostRx(h));
+        }
+        self.deliver(item.dest, item.payload, item.sent_at);
     }
 
     fn deliver(&mut self, dest: Endpoint, payload: Payload, sent_at: SimTime) {
@@ -505,6 +554,7 @@ impl Simulation {
         s.bytes_received += u64::from(len);
         s.delay_sum_ps += u128::from(delay);
         s.delay_max_ps = s.delay_max_ps.max(delay);
+        s.last_received = Some(self.now);
     }
 
     /// Sends the segments in `out` from the sender's end (`forward`) or the
@@ -522,17 +572,86 @@ impl Simulation {
     /// Puts one IP datagram of `ip_bytes` into AAL5 and queues its cells at
     /// the host's adapter.
     fn send_datagram(&mut self, from: VcEnd, dest: Endpoint, payload: Payload, ip_bytes: u32) {
-        let cells = self.hosts[from.host.idx()].encapsulation.cells_for_datagram(ip_bytes);
-        self.send_cells(from, dest, payload, cells);
+        let host = &mut self.hosts[from.host.idx()];
+        let cells = host.encapsulation.cells_for_datagram(ip_bytes);
+        if !host.model.serial_send() {
+            host.stats.datagrams_sent += 1;
+            self.send_cells(from, dest, payload, cells, self.now);
+            return;
+        }
+        host.tx.push_back(host::PendingTx { vc: from.vc, dest, payload, cells, created: self.now });
+        if host.tx_phase == host::TxPhase::Idle {
+            host.tx_phase = host::TxPhase::Header;
+            let t = self.now + host.model.per_datagram;
+            self.queue.push(t, APP, Event::HostTx(from.host));
+        }
     }
 
-    /// Queues the `cells` cells of one PDU at the host's adapter.
-    fn send_cells(&mut self, from: VcEnd, dest: Endpoint, payload: Payload, cells: u32) {
+    /// The sending CPU finished a step of the datagram at the head of its
+    /// queue: the per-datagram work (check the adapter buffer), or writing
+    /// the cells (hand them over, go on with the next datagram).
+    fn on_host_tx(&mut self, h: HostId) {
+        let host = &mut self.hosts[h.idx()];
+        let port = host.port.expect("a host with a VC has a link");
+        let head = host.tx.front().expect("the sending CPU has a datagram");
+        let (cells, model) = (head.cells, host.model);
+        if host.tx_phase == host::TxPhase::Header {
+            if let Some(cap) = model.adapter_buffer {
+                let queued = self.ports[port.idx()].queued_at(self.now);
+                let excess = (queued + cells).saturating_sub(cap);
+                if excess > 0 {
+                    match model.overflow {
+                        Overflow::Block => {
+                            // Wait until enough cells have left (the adapter
+                            // sends one per cell time while it has any).
+                            let cell_time = self.ports[port.idx()].rate.cell_time();
+                            let wait = cell_time.checked_mul(u64::from(excess)).expect("a wait of cells fits in time");
+                            self.queue.push(self.now + wait, APP, Event::HostTx(h));
+                        }
+                        Overflow::Drop => {
+                            let host = &mut self.hosts[h.idx()];
+                            host.tx.pop_front();
+                            host.stats.adapter_dropped += 1;
+                            self.next_tx(h);
+                        }
+                    }
+                    return;
+                }
+            }
+            if !model.per_cell.is_zero() {
+                self.hosts[h.idx()].tx_phase = host::TxPhase::Cells;
+                let write = model.per_cell.checked_mul(u64::from(cells)).expect("a datagram's write time fits");
+                self.queue.push(self.now + write, APP, Event::HostTx(h));
+                return;
+            }
+        }
+        let host = &mut self.hosts[h.idx()];
+        let item = host.tx.pop_front().expect("the sending CPU has a datagram");
+        host.stats.datagrams_sent += 1;
+        let from = VcEnd { host: h, vc: item.vc };
+        self.send_cells(from, item.dest, item.payload, item.cells, item.created);
+        self.next_tx(h);
+    }
+
+    /// The sending CPU starts on its next datagram, if any.
+    fn next_tx(&mut self, h: HostId) {
+        let host = &mut self.hosts[h.idx()];
+        if host.tx.is_empty() {
+            host.tx_phase = host::TxPhase::Idle;
+        } else {
+            host.tx_phase = host::TxPhase::Header;
+            self.queue.push(self.now + host.model.per_datagram, APP, Event::HostTx(h));
+        }
+    }
+
+    /// Queues the `cells` cells of one PDU at the host's adapter (`created`:
+    /// when its transport sent it, for delays).
+    fn send_cells(&mut self, from: VcEnd, dest: Endpoint, payload: Payload, cells: u32, created: SimTime) {
         let host = &self.hosts[from.host.idx()];
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
         let (label, slot) = (vc.label, vc.slot);
-        let pdu = self.pdus.insert(dest, payload, cells, self.now);
+        let pdu = self.pdus.insert(dest, payload, cells, created);
         self.cells_created += u64::from(cells);
         for i in 1..=cells {
             let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
@@ -668,6 +787,7 @@ impl Simulation {
     fn on_udp_send(&mut self, f: FlowId, k: u64) {
         let flow = &mut self.flows[f.idx()];
         flow.stats.sent += 1;
+        flow.stats.first_sent.get_or_insert(self.now);
         let (src, len) = (flow.src, flow.payload);
         if let Some(t) = flow.due(k + 1) {
             self.queue.push(t, APP, Event::UdpSend(f, k + 1));

@@ -115,6 +115,11 @@ pub struct ConnectionResult {
     pub srtt_s: Option<f64>,
     /// When a finite transfer completed, seconds.
     pub completed_at_s: Option<f64>,
+    /// When the application opened the connection, s.
+    pub started_at_s: f64,
+    /// Of a finite transfer that completed: bytes delivered / (completion -
+    /// start), bit/s (what ttcp reports).
+    pub transfer_throughput_bps: Option<f64>,
 }
 
 /// One UDP flow's results.
@@ -142,6 +147,16 @@ pub struct UdpFlowResult {
     pub mean_delay_s: Option<f64>,
     /// Largest one-way delay, seconds.
     pub max_delay_s: Option<f64>,
+    /// User bytes received / (last reception - first send), bit/s: the
+    /// throughput over the flow's own session, however long it was stretched.
+    pub session_throughput_bps: Option<f64>,
+    /// Frames whose arrival times were recorded (`record_arrivals`).
+    pub arrivals_recorded: u64,
+    /// Mean time between recorded arrivals, s.
+    pub interarrival_mean_s: Option<f64>,
+    /// Standard deviation (population) of the times between recorded
+    /// arrivals, s.
+    pub interarrival_std_s: Option<f64>,
 }
 
 /// One output port's results.
@@ -250,6 +265,8 @@ pub struct RunResult {
     pub upc: Vec<UpcResult>,
     /// Output ports (hosts' adapters and switch ports).
     pub ports: Vec<PortResult>,
+    /// End systems.
+    pub hosts: Vec<HostResult>,
     /// Time series of the scenario's probes.
     pub series: Vec<SeriesResult>,
     /// Cells that crossed a link.
@@ -260,6 +277,44 @@ pub struct RunResult {
 
 fn secs(ps: u128) -> f64 {
     ps as f64 / 1e12
+}
+
+/// Mean and population standard deviation of the gaps between successive
+/// times, s (at least two times).
+fn interarrival(times: &[atmlab_engine::SimTime]) -> Option<(f64, f64)> {
+    let gaps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    let n = gaps.len() as f64;
+    let mean = gaps.iter().sum::<f64>() / n;
+    let var = gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / n;
+    Some((mean, var.sqrt()))
+}
+
+/// One host's end-system counters.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostResult {
+    /// The host.
+    pub name: String,
+    /// Cells that arrived.
+    pub cells_received: u64,
+    /// Good AAL5 frames reassembled.
+    pub frames_received: u64,
+    /// Frames AAL5 discarded (corrupted: missing cells, merged frames).
+    pub frames_discarded: u64,
+    /// Cells of discarded frames that reached the host ("dead cells").
+    pub dead_cells: u64,
+    /// Discarded frames / all frames received (the AAL5 frame error ratio).
+    pub frame_error_ratio: f64,
+    /// Dead cells / cells received.
+    pub dead_cell_ratio: f64,
+    /// Datagrams the sending side handed to the adapter.
+    pub datagrams_sent: u64,
+    /// Datagrams lost because the adapter buffer was full.
+    pub adapter_dropped: u64,
+    /// Datagrams the receiving side dropped (input queue full).
+    pub receive_dropped: u64,
 }
 
 impl Simulation {
@@ -291,6 +346,11 @@ impl Simulation {
                     final_ssthresh_bytes: c.sender.ssthresh(),
                     srtt_s: c.sender.rtt().srtt().map(|d| d.as_secs_f64()),
                     completed_at_s: c.completed_at.map(|t| t.as_secs_f64()),
+                    started_at_s: c.start.as_secs_f64(),
+                    transfer_throughput_bps: c
+                        .completed_at
+                        .filter(|&t| t > c.start)
+                        .map(|t| bytes as f64 * 8.0 / (t - c.start).as_secs_f64()),
                 }
             })
             .collect();
@@ -339,6 +399,13 @@ impl Simulation {
                     throughput_bps: s.bytes_received as f64 * 8.0 / dur,
                     mean_delay_s: mean,
                     max_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps))),
+                    session_throughput_bps: match (s.first_sent, s.last_received) {
+                        (Some(a), Some(b)) if b > a => Some(s.bytes_received as f64 * 8.0 / (b - a).as_secs_f64()),
+                        _ => None,
+                    },
+                    arrivals_recorded: f.arrivals.len() as u64,
+                    interarrival_mean_s: interarrival(&f.arrivals).map(|(m, _)| m),
+                    interarrival_std_s: interarrival(&f.arrivals).map(|(_, sd)| sd),
                 }
             })
             .collect();
@@ -446,6 +513,27 @@ impl Simulation {
                 })
                 .collect(),
             ports,
+            hosts: self
+                .hosts
+                .iter()
+                .map(|h| {
+                    let st = &h.stats;
+                    let frames = st.frames_received + st.frames_discarded;
+                    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+                    HostResult {
+                        name: h.name.clone(),
+                        cells_received: st.cells_received,
+                        frames_received: st.frames_received,
+                        frames_discarded: st.frames_discarded,
+                        dead_cells: st.dead_cells,
+                        frame_error_ratio: ratio(st.frames_discarded, frames),
+                        dead_cell_ratio: ratio(st.dead_cells, st.cells_received),
+                        datagrams_sent: st.datagrams_sent,
+                        adapter_dropped: st.adapter_dropped,
+                        receive_dropped: st.receive_dropped,
+                    }
+                })
+                .collect(),
             series,
             cell_hops: self.cell_hops,
             events: self.events,
@@ -458,15 +546,16 @@ impl Simulation {
     fn udp_in_flight(&self, f: u32) -> u64 {
         use crate::pdu::Payload;
         let target = crate::pdu::Endpoint::UdpSink(f);
-        let seqs: std::collections::BTreeSet<u64> = self
-            .pdus
-            .live()
-            .filter(|p| p.dest == target && !p.is_delivered())
-            .filter_map(|p| match p.payload {
-                Payload::Udp { seq, .. } | Payload::UdpFragment { seq, .. } => Some(seq),
-                Payload::Tcp(_) => None,
-            })
-            .collect();
+        let seq = |dest: crate::pdu::Endpoint, payload: &Payload| match payload {
+            Payload::Udp { seq, .. } | Payload::UdpFragment { seq, .. } if dest == target => Some(*seq),
+            _ => None,
+        };
+        // In the network, waiting for a sending CPU, or waiting for a
+        // receiving one.
+        let network = self.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(p.dest, &p.payload));
+        let sending = self.hosts.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(p.dest, &p.payload));
+        let receiving = self.hosts.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(p.dest, &p.payload));
+        let seqs: std::collections::BTreeSet<u64> = network.chain(sending).chain(receiving).collect();
         seqs.len() as u64
     }
 

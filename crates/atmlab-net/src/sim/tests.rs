@@ -191,6 +191,7 @@ fn lossy_voice(loss: LossModel, datagrams: u64) -> RunResult {
         start: SimTime::ZERO,
         count: Some(datagrams),
         max_payload: None,
+        record: None,
     };
     b.add_udp_cbr("u", &vc, params).unwrap();
     b.build(RunMeta::default(), Duration::from_us(10 * datagrams + 100)).run().unwrap()
@@ -371,6 +372,7 @@ fn fragmenting_udp(payload: u32, mtu: u32, rule: crate::ip::Fragmentation, loss:
         start: SimTime::ZERO,
         count: Some(100),
         max_payload: None,
+        record: None,
     };
     b.add_udp_cbr("u", &vc, params).unwrap();
     b.build(RunMeta::default(), Duration::from_secs(2)).run().unwrap()
@@ -429,6 +431,7 @@ fn policed_udp(
         start: SimTime::ZERO,
         count: None,
         max_payload: None,
+        record: None,
     };
     b.add_udp_cbr("u", &vc, params).unwrap();
     b.build(RunMeta::default(), Duration::from_secs(1)).run().unwrap()
@@ -526,4 +529,185 @@ fn test_per_vc_round_robin_shares_a_port_equally() {
     // shares equal (002 s5.2's per-VC queues share one buffer).
     let (a, b) = two_sources_through_a_shaped_port(Queueing::PerVc, 100, true);
     assert!(a < b && a as f64 / (a + b) as f64 > 0.4, "{a} {b}");
+}
+
+/// Host `a` sends UDP to `z` over one 100 Mbit/s link (TAXI), with the
+/// given host model at `a` (and at `z`) and adapter peak rate.
+fn hosted_udp(
+    sender: HostModel,
+    receiver: HostModel,
+    peak: Option<BitRate>,
+    flows: &[(u32, Duration, u64)],
+    record: Option<(SimTime, u32)>,
+    seconds: u64,
+) -> RunResult {
+    let taxi = BitRate::from_bps(100_000_000).unwrap();
+    let mut b = NetworkBuilder::new(RngStreams::new(9, 0));
+    b.set_slot_phase(SlotPhase::Aligned);
+    let ha = b.add_host("a", 9188, Encapsulation::Null);
+    let hz = b.add_host("z", 9188, Encapsulation::Null);
+    let (a, z) = (NodeRef::Host(ha), NodeRef::Host(hz));
+    b.add_link(a, z, taxi, Duration::from_us(5), PortConfig::host_adapter(), PortConfig::host_adapter()).unwrap();
+    b.set_host_model(ha, sender).unwrap();
+    b.set_host_model(hz, receiver).unwrap();
+    if let Some(p) = peak {
+        b.set_adapter_peak(ha, p).unwrap();
+    }
+    let vc = b.add_vc(&[a, z], ServiceCategory::Ubr, None).unwrap();
+    for (i, &(payload, interval, count)) in flows.iter().enumerate() {
+        let params = CbrParams {
+            payload,
+            interval,
+            start: SimTime::ZERO,
+            count: Some(count),
+            max_payload: None,
+            record: if i == 0 { record } else { None },
+        };
+        b.add_udp_cbr(&format!("u{i}"), &vc, params).unwrap();
+    }
+    b.build(RunMeta::default(), Duration::from_secs(seconds)).run().unwrap()
+}
+
+#[test]
+fn test_serial_sending_cpu_spaces_datagrams_by_its_costs() {
+    // 004 Annex A: T = dg * T_d + cells * (cell time + T_c). 8192-byte
+    // bursts (8200 + 28 + 8 bytes = 172 cells) written as fast as the CPU
+    // can: each costs 90 us + 172 * 4.30 us = 829.6 us, more than the
+    // 729.3 us the link needs, so the CPU sets the pace.
+    let cpu =
+        HostModel { per_datagram: Duration::from_us(90), per_cell: Duration::from_ns(4300), ..Default::default() };
+    let r = hosted_udp(
+        cpu,
+        HostModel::default(),
+        None,
+        &[(8192, Duration::from_ns(1), 200)],
+        Some((SimTime::ZERO, 200)),
+        1,
+    );
+    let f = &r.udp_flows[0];
+    assert_eq!((f.sent, f.received, f.lost), (200, 200, 0));
+    let gap = f.interarrival_mean_s.unwrap();
+    // Frames arrive at cell-slot boundaries: the mean over 199 gaps is off
+    // by at most one cell time / 199.
+    assert!((gap - 829.6e-6).abs() < 4.24e-6 / 199.0 + 1e-12, "{gap}");
+    assert!(f.interarrival_std_s.unwrap() < 4.24e-6);
+    assert_eq!(r.hosts[0].datagrams_sent, 200);
+    // Without the CPU model the link sets the pace: 172 cells * 4.24 us.
+    let r = hosted_udp(
+        HostModel::default(),
+        HostModel::default(),
+        None,
+        &[(8192, Duration::from_ns(1), 200)],
+        Some((SimTime::ZERO, 200)),
+        1,
+    );
+    let gap = r.udp_flows[0].interarrival_mean_s.unwrap();
+    assert!((gap - 172.0 * 4.24e-6).abs() < 1e-9, "{gap}");
+}
+
+#[test]
+fn test_full_adapter_buffer_drops_or_blocks_whole_datagrams() {
+    // 004 s7.4.5: a 10 Mbit/s peak setting drains 23585 cells/s = 137.1
+    // bursts/s of 172 cells; udpt writes one every 100 us into a buffer of
+    // 7 bursts. With `drop` the rest vanish before the wire; with `block`
+    // the writer waits and nothing is lost.
+    let peak = BitRate::from_bps(10_000_000).unwrap();
+    let base = HostModel { per_datagram: Duration::from_us(90), adapter_buffer: Some(7 * 172), ..Default::default() };
+    let dropping = HostModel { overflow: Overflow::Drop, ..base };
+    let r = hosted_udp(dropping, HostModel::default(), Some(peak), &[(8192, Duration::from_us(100), 10_000)], None, 1);
+    let (f, h) = (&r.udp_flows[0], &r.hosts[0]);
+    assert!(h.adapter_dropped > 9000, "{h:?}");
+    assert_eq!(f.sent, f.received + h.adapter_dropped + (f.sent - f.received - f.lost), "{f:?}");
+    assert_eq!(f.lost, h.adapter_dropped);
+    // Delivered: what 1 s of 23585 cells/s carries, whole bursts only.
+    let per_s = 10e6 / 424.0 / 172.0;
+    assert!((f.received as f64) <= per_s + 1.0 && (f.received as f64) >= per_s - 2.0, "{}", f.received);
+    let blocking = HostModel { overflow: Overflow::Block, ..base };
+    let r = hosted_udp(blocking, HostModel::default(), Some(peak), &[(8192, Duration::from_us(100), 10_000)], None, 1);
+    let (f, h) = (&r.udp_flows[0], &r.hosts[0]);
+    assert_eq!((h.adapter_dropped, f.lost), (0, 0));
+    assert!((f.received as f64) >= per_s - 2.0, "{}", f.received);
+    // The adapter never held more than its buffer.
+    assert!(r.ports[0].max_queue <= 7 * 172, "{}", r.ports[0].max_queue);
+}
+
+#[test]
+fn test_receiver_drops_what_its_cpu_cannot_serve() {
+    // One datagram per 100 us into a receiver that needs 1 ms each and
+    // holds 2: it serves 1000 per second and drops the rest.
+    let rx = HostModel { receive_per_datagram: Duration::from_ms(1), receive_queue: Some(2), ..Default::default() };
+    let r = hosted_udp(HostModel::default(), rx, None, &[(8, Duration::from_us(100), 10_000)], None, 2);
+    let (f, h) = (&r.udp_flows[0], &r.hosts[1]);
+    assert_eq!(f.sent, 10_000);
+    // 1 s of arrivals, served one per ms until the queue empties.
+    assert!((1000..=1003).contains(&f.received), "{f:?}");
+    assert_eq!(h.receive_dropped, f.sent - f.received);
+    assert_eq!(f.lost, h.receive_dropped);
+}
+
+#[test]
+fn test_voice_bundle_keeps_full_rate_up_to_twelve_streams_on_the_fore_adapter() {
+    // 000 s6.1.3: 80-byte voice TSDUs every 10 ms take 3 cells each (80 + 8
+    // UDP + 20 IP + 8 LLC/SNAP + 8 AAL5 = 124 bytes), 300 cells/s per
+    // stream; the 1594 kbit/s adapter sends 3759.4 cells/s, so 12 streams
+    // (3600) keep their rate and 13 or more (3900, 4200) cannot.
+    let peak = BitRate::from_bps(1_594_000).unwrap();
+    let full = 80.0 * 8.0 / 0.010;
+    let session = |n: usize| -> f64 {
+        let mut b = NetworkBuilder::new(RngStreams::new(2, 0));
+        let ha = b.add_host("endor", 9180, Encapsulation::LlcSnap);
+        let hz = b.add_host("fred", 9180, Encapsulation::LlcSnap);
+        let (a, z) = (NodeRef::Host(ha), NodeRef::Host(hz));
+        b.add_link(a, z, oc3(), Duration::from_us(51_500), PortConfig::host_adapter(), PortConfig::host_adapter())
+            .unwrap();
+        b.set_adapter_peak(ha, peak).unwrap();
+        let vc = b.add_vc(&[a, z], ServiceCategory::Vbr, None).unwrap();
+        for i in 0..n {
+            let p = CbrParams {
+                payload: 80,
+                interval: Duration::from_ms(10),
+                start: SimTime::ZERO,
+                count: Some(2000),
+                max_payload: None,
+                record: None,
+            };
+            b.add_udp_cbr(&format!("voice{i}"), &vc, p).unwrap();
+        }
+        let r = b.build(RunMeta::default(), Duration::from_secs(30)).run().unwrap();
+        assert!(r.udp_flows.iter().all(|f| f.lost == 0 && f.received == 2000));
+        r.udp_flows.iter().map(|f| f.session_throughput_bps.unwrap()).sum::<f64>() / n as f64
+    };
+    for n in [1, 4, 12] {
+        let t = session(n);
+        // The session is 20 s plus one delay: within 0.5 % of full rate.
+        assert!(t > 0.995 * full && t < full * 1.001, "{n} streams: {t}");
+    }
+    for (n, bound) in [(13, 0.98), (14, 0.92)] {
+        let t = session(n);
+        assert!(t < bound * full, "{n} streams: {t}");
+    }
+}
+
+#[test]
+fn test_window_below_one_mss_sends_window_sized_segments() {
+    // 000's 8 KB windows with a 9140-byte MSS: BSD sends a segment as large
+    // as the window (it is more than half the largest window offered), one
+    // per round trip; a transfer stopped after 2 s ends with the data
+    // written by then.
+    let tcp = TcpConfig { window: 8192, mss: 9140, ..TcpConfig::classic() };
+    let sim = nsource_probed(1, Duration::from_ms(5), 100_000, &tcp, 4, true, |b| {
+        b.set_tcp_stop(ConnId(0), SimTime::ZERO + Duration::from_secs(2))
+    });
+    let r = sim.run().unwrap();
+    let c = &r.connections[0];
+    assert_eq!(c.bytes_delivered % 8192, 0, "{c:?}");
+    let cell: f64 = 424.0 / 155.52e6;
+    // RTT: 30 ms of propagation, a 172-cell segment and a 2-cell ACK sent
+    // once (cells cut through the switches) plus a cell time per later hop.
+    let rtt = 0.030 + (172.0 + 2.0 + 4.0) * cell;
+    let expected = (2.0 / rtt).floor() * 8192.0;
+    assert!((c.bytes_delivered as f64 - expected).abs() <= 8192.0, "{} vs {expected}", c.bytes_delivered);
+    let done = c.completed_at_s.unwrap();
+    assert!((2.0..2.0 + rtt).contains(&done), "{done}");
+    assert!(c.transfer_throughput_bps.unwrap() > 0.9 * 8192.0 * 8.0 / rtt);
 }

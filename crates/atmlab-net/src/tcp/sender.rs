@@ -63,6 +63,8 @@ pub struct TcpSender {
     dupwnd: u64,
     ssthresh: u64,
     snd_wnd: u64,
+    /// The largest window the peer has offered (BSD `max_sndwnd`).
+    max_sndwnd: u64,
     snd_scale: u8,
     dupacks: u32,
     /// Highest sequence sent when the last fast retransmit or timeout
@@ -105,6 +107,7 @@ impl TcpSender {
             dupwnd: 0,
             ssthresh,
             snd_wnd: 0,
+            max_sndwnd: 0,
             snd_scale: 0,
             dupacks: 0,
             recover: iss,
@@ -181,6 +184,14 @@ impl TcpSender {
     pub fn rto_deadline(&self) -> Option<SimTime> {
         self.rto_deadline
     }
+    /// The application stops writing: the transfer ends with the data sent
+    /// so far. Returns the transfer's length in bytes.
+    pub fn stop_writing(&mut self) -> u64 {
+        let first = self.iss + 1;
+        self.end = self.end.min(self.snd_max.max(first));
+        self.end - first
+    }
+
     /// Whether every byte of a finite transfer has been acknowledged.
     pub fn is_done(&self) -> bool {
         self.end != u64::MAX && self.snd_una >= self.end
@@ -245,6 +256,7 @@ impl TcpSender {
         }
         self.sack = self.cfg.variant == TcpVariant::Sack && seg.options.sack_permitted;
         self.snd_wnd = u64::from(seg.window); // a SYN's window is never scaled
+        self.max_sndwnd = self.max_sndwnd.max(self.snd_wnd);
         if let Some((_, sent)) = self.timed.take() {
             self.rtt.sample(now - sent, sent);
             self.rtt.reset_backoff();
@@ -285,6 +297,7 @@ impl TcpSender {
             self.on_dupack(now, out);
         } else {
             self.snd_wnd = wnd; // window update
+            self.max_sndwnd = self.max_sndwnd.max(self.snd_wnd);
             self.output(now, out);
         }
     }
@@ -305,6 +318,7 @@ impl TcpSender {
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_wnd = wnd;
+        self.max_sndwnd = self.max_sndwnd.max(self.snd_wnd);
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
@@ -530,9 +544,17 @@ impl TcpSender {
         let win = (self.cwnd + self.dupwnd).min(self.snd_wnd);
         let limit = self.snd_una.saturating_add(win);
         while self.snd_nxt < self.end {
-            let len = self.mss.min(self.end - self.snd_nxt);
+            let mut len = self.mss.min(self.end - self.snd_nxt);
             if self.snd_nxt + len > limit {
-                break;
+                // BSD's sender-side silly window avoidance: a segment shorter
+                // than the data allows goes out only if it is at least half
+                // the largest window the peer has offered (so a window below
+                // one MSS is still used, one window-sized segment at a time).
+                let usable = limit.saturating_sub(self.snd_nxt);
+                if usable == 0 || usable < self.max_sndwnd.div_ceil(2) {
+                    break;
+                }
+                len = usable;
             }
             self.send_data(now, self.snd_nxt, len, out);
             self.snd_nxt += len;
