@@ -125,6 +125,16 @@ ONOFF = {"kind": "onoff", "name": "vbr", "vc": "v", "peak": "10 Mbit/s", "on": "
         (lambda s: s["apps"][0].update(duration="10 s"), "apps[0].duration", "not a key of a udp_cbr"),
         (lambda s: s["apps"][0].update(record_arrivals={"count": 1}), "apps[0].record_arrivals.count",
          "at least 2"),
+        (lambda s: s["apps"][0].update(interval={"exponential": "10 ms"}), "apps[0].interval", "use kind = \"udp\""),
+        (lambda s: s["apps"][0].update(kind="udp", interval={"bivalue": ["1 ms", "2 ms"]}), "apps[0].interval",
+         "needs p"),
+        (lambda s: s["apps"][0].update(kind="udp", payload={"bivalue": [80, 1500], "p": 1.5}), "apps[0].payload",
+         "not a probability"),
+        (lambda s: s["apps"][0].update(kind="udp", payload={"exponential": 80, "p": 0.5}), "apps[0].payload",
+         "goes with bivalue"),
+        (lambda s: s["apps"][0].update(kind="udp", payload={"normal": 80}), "apps[0].payload.normal", "unknown field"),
+        (lambda s: s["apps"][0].update(kind="udp", interval={"exponential": "0 s"}), "apps[0].interval",
+         "mean of at least 1"),
     ],
 )
 def test_validation_errors_name_the_key(two_hosts, mutate, path, words):
@@ -178,3 +188,15 @@ def test_host_model_and_bundles_on_one_vc(two_hosts):
     assert hosts.loc[sc["hosts"][0]["name"], "datagrams_sent"] == 100
     assert hosts.loc[sc["hosts"][0]["name"], "adapter_dropped"] == 0
     assert set(hosts.columns) >= {"frame_error_ratio", "dead_cell_ratio", "receive_dropped"}
+
+
+def test_udp_application_class_with_distributions(two_hosts):
+    sc = two_hosts
+    sc["simulation"]["duration"] = "3 s"
+    sc["apps"] = [{"kind": "udp", "name": "class", "vc": "v", "payload": {"bivalue": ["80 bytes", "1000 bytes"], "p": 0.5},
+                   "interval": {"exponential": "2 ms"}, "duration": "2 s"}]
+    r = atmlab.run(sc)
+    f = r.udp_flows.loc["class"]
+    assert 850 < f.sent < 1150 and f.received == f.sent
+    assert 400 < f.throughput_bps * 3 / 8 / f.received < 680
+    assert r.to_json() == atmlab.run(sc).to_json()

@@ -13,7 +13,7 @@ use atmlab_net::atm::{
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
 use atmlab_net::sim::{
-    BuildError, CbrParams, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec,
+    BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec,
     ProbeTarget, RunMeta, Simulation, VcHandle,
 };
 use atmlab_net::tcp::{RtoConfig, TcpConfig};
@@ -374,16 +374,32 @@ impl<'a> Ctx<'a> {
                         err(format!("{path}.{key}"), e.to_string())
                     })?;
                 }
-                AppKind::UdpCbr => {
-                    only_keys(&path, a, &["payload", "interval", "count", "max_payload", "record_arrivals"])?;
-                    let need = |k: &str| err(format!("{path}.{k}"), format!("a udp_cbr application needs a {k}"));
-                    let payload = a.payload.ok_or_else(|| need("payload"))?;
-                    let interval = a.interval.ok_or_else(|| need("interval"))?;
-                    if interval.0.is_zero() {
+                AppKind::UdpCbr | AppKind::Udp => {
+                    let cbr = a.kind == AppKind::UdpCbr;
+                    let keys: &[&str] = if cbr {
+                        &["payload", "interval", "count", "max_payload", "record_arrivals"]
+                    } else {
+                        &["payload", "interval", "count", "bytes", "duration", "max_payload", "record_arrivals"]
+                    };
+                    only_keys(&path, a, keys)?;
+                    let kind = a.kind.name();
+                    let need = |k: &str| err(format!("{path}.{k}"), format!("a {kind} application needs a {k}"));
+                    let payload = dist(&path, "payload", a.payload.ok_or_else(|| need("payload"))?, cbr, |b| b.0)?;
+                    let interval =
+                        dist(&path, "interval", a.interval.ok_or_else(|| need("interval"))?, cbr, |t| t.0.as_ps())?;
+                    if matches!(interval, Dist::Constant(0)) {
                         return Err(err(format!("{path}.interval"), "must be longer than 0 s"));
                     }
-                    let payload = u32::try_from(payload.0).map_err(|_| err(format!("{path}.payload"), "too large"))?;
+                    let first = match payload {
+                        Dist::Constant(v) => {
+                            u32::try_from(v).map_err(|_| err(format!("{path}.payload"), "too large"))?
+                        }
+                        _ => 0,
+                    };
                     let max_payload = a.max_payload.map(|m| m.0.min(u64::from(u32::MAX)) as u32);
+                    if max_payload.is_some() && !payload.is_constant() {
+                        return Err(err(format!("{path}.max_payload"), "needs a constant payload"));
+                    }
                     let record = match a.record_arrivals {
                         Some(r) if r.count < 2 => {
                             return Err(err(format!("{path}.record_arrivals.count"), "needs at least 2 arrivals"));
@@ -391,12 +407,30 @@ impl<'a> Ctx<'a> {
                         Some(r) => Some((SimTime::ZERO + r.from.map_or(Duration::ZERO, |f| f.0), r.count)),
                         None => None,
                     };
-                    let params =
-                        CbrParams { payload, interval: interval.0, start: t, count: a.count, max_payload, record };
+                    let mean_interval = Duration::from_ps(interval.mean().round().max(1.0) as u64);
+                    let params = CbrParams {
+                        payload: first,
+                        interval: mean_interval,
+                        start: t,
+                        count: a.count,
+                        max_payload,
+                        record,
+                    };
                     let id = self
                         .b
                         .add_udp_cbr(&a.name, &handle, params)
                         .map_err(|e| err(format!("{path}.payload"), e.to_string()))?;
+                    if !cbr {
+                        let bytes = a.bytes.and_then(|b| b.0);
+                        let stop = a.duration.map(|d| t + d.0);
+                        self.b.vary_udp(id, payload, interval, bytes, stop).map_err(|e| {
+                            let key = match e {
+                                BuildError::Distribution(k) => k,
+                                _ => "payload",
+                            };
+                            err(format!("{path}.{key}"), e.to_string())
+                        })?;
+                    }
                     self.apps.insert(&a.name, AppRef::Udp(id));
                 }
             }
@@ -531,6 +565,28 @@ fn loss_model(path: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
             }
         }
     }
+}
+
+/// A `Varying` quantity as the simulator's distribution (`constant_only`:
+/// the kind takes constants only).
+fn dist<T: Copy>(
+    path: &str,
+    key: &str,
+    v: Varying<T>,
+    constant_only: bool,
+    raw: impl Fn(T) -> u64,
+) -> Result<Dist, ScenarioError> {
+    Ok(match v {
+        Varying::Constant(c) => Dist::Constant(raw(c)),
+        _ if constant_only => {
+            return Err(err(
+                format!("{path}.{key}"),
+                "a udp_cbr application is constant; use kind = \"udp\" for a distribution",
+            ));
+        }
+        Varying::Exponential(m) => Dist::Exponential { mean: raw(m) as f64 },
+        Varying::Bivalue([x, y], p) => Dist::Bivalue { values: [raw(x), raw(y)], p },
+    })
 }
 
 /// Refuses keys that belong to another kind of application.
@@ -768,8 +824,11 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
         return Err(err(key("mss"), format!("must be at least 1 byte (the MTU of {mtu} bytes leaves none)")));
     }
     let window = pick!(window).map_or(u64::from(d.window), |b| b.0);
-    if window < mss {
-        return Err(err(key("window"), format!("{window} bytes is smaller than one segment ({mss} bytes)")));
+    // A window below one MSS is allowed: the sender then sends segments as
+    // large as the window (BSD's rule, docs/models/tcp.md; 000's 8 KB
+    // windows with a 9140-byte MSS).
+    if window == 0 {
+        return Err(err(key("window"), "must be at least 1 byte"));
     }
     if window > 1 << 30 {
         return Err(err(key("window"), "exceeds the RFC 1323 maximum of 2^30 bytes"));

@@ -80,6 +80,67 @@ quantity!(
     Cells(u64), "a size in cells, e.g. \"1000 cells\" or 1000", units::cells, int: Some(nonneg_bytes)
 );
 
+/// A quantity that is constant (`"80 bytes"`) or drawn from a distribution
+/// for each TSDU: `{ exponential = "10 ms" }` (the mean) or
+/// `{ bivalue = ["80 bytes", "1500 bytes"], p = 0.2 }` (the second value
+/// with probability `p`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Varying<T> {
+    /// Always this value.
+    Constant(T),
+    /// Exponential with this mean.
+    Exponential(T),
+    /// Two values, the second with probability `p`.
+    Bivalue([T; 2], f64),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DistTable<T> {
+    exponential: Option<T>,
+    bivalue: Option<[T; 2]>,
+    p: Option<f64>,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Varying<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{
+            F64Deserializer, I64Deserializer, MapAccessDeserializer, StrDeserializer, U64Deserializer,
+        };
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Varying<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a quantity, or { exponential = mean } or { bivalue = [a, b], p = probability of b }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                T::deserialize(StrDeserializer::<E>::new(s)).map(Varying::Constant)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                T::deserialize(I64Deserializer::<E>::new(v)).map(Varying::Constant)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                T::deserialize(U64Deserializer::<E>::new(v)).map(Varying::Constant)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                T::deserialize(F64Deserializer::<E>::new(v)).map(Varying::Constant)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let t = DistTable::<T>::deserialize(MapAccessDeserializer::new(map))?;
+                match (t.exponential, t.bivalue, t.p) {
+                    (Some(mean), None, None) => Ok(Varying::Exponential(mean)),
+                    (None, Some(values), Some(p)) if (0.0..=1.0).contains(&p) => Ok(Varying::Bivalue(values, p)),
+                    (None, Some(_), Some(p)) => Err(de::Error::custom(format!("p = {p} is not a probability"))),
+                    (None, Some(_), None) => Err(de::Error::custom("a bivalue distribution needs p")),
+                    (Some(_), None, Some(_)) => Err(de::Error::custom("p goes with bivalue, not exponential")),
+                    _ => Err(de::Error::custom("give exactly one of exponential or bivalue")),
+                }
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
 /// A byte count that may be infinite (`"inf"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Amount(pub Option<u64>);
@@ -519,12 +580,12 @@ pub struct AppSpec {
     /// tcp_bulk: overrides of the scenario's `[tcp]`.
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
-    /// udp_cbr: user data per datagram.
+    /// udp_cbr, udp: user data per datagram (udp: or a distribution).
     #[serde(default)]
-    pub payload: Option<Bytes>,
-    /// udp_cbr: time between datagrams.
+    pub payload: Option<Varying<Bytes>>,
+    /// udp_cbr, udp: time between datagrams (udp: or a distribution).
     #[serde(default)]
-    pub interval: Option<Time>,
+    pub interval: Option<Varying<Time>>,
     /// udp_cbr: datagrams to send (default: until the end).
     #[serde(default)]
     pub count: Option<u64>,
@@ -575,6 +636,9 @@ pub enum AppKind {
     TcpBulk,
     /// Constant-rate UDP: `payload` bytes every `interval`.
     UdpCbr,
+    /// UDP with payloads and intervals drawn from distributions, and an
+    /// amount of data as TSDUs, bytes or a duration (CM Toolset classes).
+    Udp,
     /// An ON/OFF cell source: `peak` rate during `on`, silent during `off`.
     Onoff,
 }
@@ -585,6 +649,7 @@ impl AppKind {
         match self {
             AppKind::TcpBulk => "tcp_bulk",
             AppKind::UdpCbr => "udp_cbr",
+            AppKind::Udp => "udp",
             AppKind::Onoff => "onoff",
         }
     }

@@ -71,6 +71,21 @@ pub struct UdpCbr {
     pub record: Option<(SimTime, u32)>,
     /// The recorded arrival times.
     pub arrivals: Vec<SimTime>,
+    /// How the payload varies (`Constant(payload)` for CBR).
+    pub payload_dist: Dist,
+    /// How the time between datagrams varies (`Constant(interval)`: the
+    /// exact schedule `start + k * interval`).
+    pub interval_dist: Dist,
+    /// Stop after this many user bytes have been sent.
+    pub bytes: Option<u64>,
+    /// Send nothing at or after this time.
+    pub stop: Option<SimTime>,
+    /// User bytes sent so far.
+    pub bytes_sent: u64,
+    /// The streams the payload and interval draws come from (`None` when
+    /// constant).
+    pub(crate) rng_payload: Option<Box<atmlab_engine::SimRng>>,
+    pub(crate) rng_interval: Option<Box<atmlab_engine::SimRng>>,
 }
 
 /// Counters of a UDP flow.
@@ -110,12 +125,29 @@ impl UdpCbr {
         self.max_payload.is_some_and(|m| self.payload > m)
     }
 
-    /// When datagram `k` is due.
-    pub fn due(&self, k: u64) -> Option<SimTime> {
-        if self.count.is_some_and(|n| k >= n) || self.is_refused() {
+    /// When datagram `k` is due (`now`: when datagram `k - 1` was sent).
+    pub fn due(&mut self, k: u64, now: SimTime) -> Option<SimTime> {
+        if self.count.is_some_and(|n| k >= n) || self.is_refused() || self.bytes.is_some_and(|b| self.bytes_sent >= b) {
             return None;
         }
-        self.start.checked_add(self.interval.checked_mul(k)?)
+        let t = match (&mut self.rng_interval, k) {
+            (_, 0) => self.start,
+            (None, _) => self.start.checked_add(self.interval.checked_mul(k)?)?,
+            (Some(rng), _) => {
+                // At least 1 ps, so that a draw of 0 cannot stall the clock.
+                let gap = self.interval_dist.sample(rng, u64::MAX).max(1);
+                now.checked_add(Duration::from_ps(gap))?
+            }
+        };
+        if self.stop.is_some_and(|s| t >= s) { None } else { Some(t) }
+    }
+
+    /// The payload of the next datagram.
+    pub(crate) fn next_payload(&mut self) -> u32 {
+        match &mut self.rng_payload {
+            None => self.payload,
+            Some(rng) => self.payload_dist.sample(rng, u64::from(crate::sim::MAX_UDP_PAYLOAD)) as u32,
+        }
     }
 }
 
@@ -185,5 +217,56 @@ impl OnOffSource {
         let on_end = self.period_start(self.period)?.checked_add(self.on)?;
         let t = self.clock.boundary();
         if t < on_end { Some(t) } else { self.begin_period(self.period + 1) }
+    }
+}
+
+/// How a quantity of an application varies from one TSDU to the next (the
+/// CM Toolset's classes, 000 s5.2): sizes in bytes, times in picoseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    /// Always this value.
+    Constant(u64),
+    /// Exponentially distributed with this mean (rounded to an integer).
+    Exponential {
+        /// The mean.
+        mean: f64,
+    },
+    /// `values[1]` with probability `p`, else `values[0]`.
+    Bivalue {
+        /// The two values.
+        values: [u64; 2],
+        /// Probability of the second.
+        p: f64,
+    },
+}
+
+impl Dist {
+    /// Whether every draw is the same.
+    pub fn is_constant(&self) -> bool {
+        matches!(self, Dist::Constant(_))
+    }
+
+    /// The mean.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Constant(v) => v as f64,
+            Dist::Exponential { mean } => mean,
+            Dist::Bivalue { values: [a, b], p } => a as f64 * (1.0 - p) + b as f64 * p,
+        }
+    }
+
+    /// One draw from `rng`, at most `cap`.
+    pub fn sample(&self, rng: &mut atmlab_engine::SimRng, cap: u64) -> u64 {
+        use rand::RngExt;
+        use rand_distr::Distribution;
+        let v = match *self {
+            Dist::Constant(v) => v,
+            Dist::Exponential { mean } => {
+                let exp = rand_distr::Exp::new(1.0 / mean).expect("a positive mean (checked when built)");
+                exp.sample(rng).round() as u64
+            }
+            Dist::Bivalue { values, p } => values[usize::from(rng.random_bool(p))],
+        };
+        v.min(cap)
     }
 }

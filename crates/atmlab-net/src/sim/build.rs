@@ -133,6 +133,9 @@ pub enum BuildError {
         /// The MTU.
         mtu: u32,
     },
+    /// A distribution with impossible parameters.
+    #[error("the {0} distribution needs a mean of at least 1 (ps or byte), values above 0 for times, and p in [0, 1]")]
+    Distribution(&'static str),
     /// A receive queue of no datagrams.
     #[error("a receive queue must hold at least one datagram")]
     ReceiveQueue,
@@ -647,6 +650,53 @@ impl NetworkBuilder {
         Ok(ConnId(self.conns.len() as u32 - 1))
     }
 
+    /// Makes UDP flow `f` an application class of the CM Toolset (000
+    /// s5.2): payloads and intervals drawn from distributions (each from
+    /// its own stream, `app:<name>:payload` and `app:<name>:interval`), and
+    /// an amount of data as bytes or a stop time besides a TSDU count.
+    /// Payload draws are capped at [`MAX_UDP_PAYLOAD`].
+    pub fn vary_udp(
+        &mut self,
+        f: FlowId,
+        payload: super::apps::Dist,
+        interval: super::apps::Dist,
+        bytes: Option<u64>,
+        stop: Option<SimTime>,
+    ) -> Result<(), BuildError> {
+        use super::apps::Dist;
+        let check = |d: Dist, what: &'static str| match d {
+            Dist::Exponential { mean } if !(mean.is_finite() && mean >= 1.0) => Err(BuildError::Distribution(what)),
+            Dist::Bivalue { p, .. } if !(0.0..=1.0).contains(&p) => Err(BuildError::Distribution(what)),
+            _ => Ok(()),
+        };
+        check(payload, "payload")?;
+        check(interval, "interval")?;
+        if let Dist::Constant(0) | Dist::Bivalue { values: [0, _] | [_, 0], .. } = interval {
+            return Err(BuildError::Distribution("interval"));
+        }
+        let rng = self.rng.clone();
+        let flow = &mut self.flows[f.idx()];
+        if let Dist::Bivalue { values, .. } = payload
+            && values.iter().any(|&v| v > u64::from(MAX_UDP_PAYLOAD))
+        {
+            return Err(BuildError::UdpTooLarge(values[0].max(values[1]).min(u64::from(u32::MAX)) as u32));
+        }
+        let stream = |what: &str| Box::new(rng.stream(&format!("app:{}:{what}", flow.name)));
+        flow.rng_payload = (!payload.is_constant()).then(|| stream("payload"));
+        flow.rng_interval = (!interval.is_constant()).then(|| stream("interval"));
+        if let Dist::Constant(v) = payload {
+            flow.payload = u32::try_from(v).map_err(|_| BuildError::UdpTooLarge(u32::MAX))?;
+        }
+        if let Dist::Constant(v) = interval {
+            flow.interval = Duration::from_ps(v);
+        }
+        flow.payload_dist = payload;
+        flow.interval_dist = interval;
+        flow.bytes = bytes;
+        flow.stop = stop;
+        Ok(())
+    }
+
     /// The application of connection `c` stops writing at `t` (a transfer
     /// that lasts a given time, 000's 3-minute sessions).
     pub fn set_tcp_stop(&mut self, c: ConnId, t: SimTime) {
@@ -692,6 +742,13 @@ impl NetworkBuilder {
             assembling: None,
             record: p.record,
             arrivals: Vec::new(),
+            payload_dist: super::apps::Dist::Constant(u64::from(p.payload)),
+            interval_dist: super::apps::Dist::Constant(p.interval.as_ps()),
+            bytes: None,
+            stop: None,
+            bytes_sent: 0,
+            rng_payload: None,
+            rng_interval: None,
         });
         Ok(FlowId(self.flows.len() as u32 - 1))
     }

@@ -31,7 +31,7 @@ mod probes;
 mod results;
 mod timer;
 
-pub use apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
+pub use apps::{CellSourceStats, Dist, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
 pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
     OnOffParams, SlotPhase, Upc, VcHandle,
@@ -156,8 +156,8 @@ impl Simulation {
                 sim.queue.push(t, APP, Event::TcpStop(ConnId(i as u32)));
             }
         }
-        for (i, f) in sim.flows.iter().enumerate() {
-            if let Some(t) = f.due(0) {
+        for (i, f) in sim.flows.iter_mut().enumerate() {
+            if let Some(t) = f.due(0, SimTime::ZERO) {
                 sim.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
             }
         }
@@ -786,10 +786,12 @@ impl Simulation {
 
     fn on_udp_send(&mut self, f: FlowId, k: u64) {
         let flow = &mut self.flows[f.idx()];
+        let len = flow.next_payload();
         flow.stats.sent += 1;
         flow.stats.first_sent.get_or_insert(self.now);
-        let (src, len) = (flow.src, flow.payload);
-        if let Some(t) = flow.due(k + 1) {
+        flow.bytes_sent += u64::from(len);
+        let src = flow.src;
+        if let Some(t) = flow.due(k + 1, self.now) {
             self.queue.push(t, APP, Event::UdpSend(f, k + 1));
         }
         let host = &self.hosts[src.host.idx()];

@@ -711,3 +711,53 @@ fn test_window_below_one_mss_sends_window_sized_segments() {
     assert!((2.0..2.0 + rtt).contains(&done), "{done}");
     assert!(c.transfer_throughput_bps.unwrap() > 0.9 * 8192.0 * 8.0 / rtt);
 }
+
+#[test]
+fn test_application_classes_draw_sizes_and_intervals_from_their_distributions() {
+    use super::apps::Dist;
+    // CM Toolset classes (000 s5.2): exponential interarrivals with a 1 ms
+    // mean and bivalue TSDUs (80 bytes, or 1000 with probability 0.25), for
+    // 20 s or 2 MB, whichever comes first.
+    let run = |seed: u64, bytes: Option<u64>| {
+        let mut b = NetworkBuilder::new(RngStreams::new(seed, 0));
+        let a = NodeRef::Host(b.add_host("a", 9180, Encapsulation::LlcSnap));
+        let z = NodeRef::Host(b.add_host("z", 9180, Encapsulation::LlcSnap));
+        b.add_link(a, z, oc3(), Duration::from_us(5), PortConfig::host_adapter(), PortConfig::host_adapter()).unwrap();
+        let vc = b.add_vc(&[a, z], ServiceCategory::Ubr, None).unwrap();
+        let p = CbrParams {
+            payload: 80,
+            interval: Duration::from_ms(1),
+            start: SimTime::ZERO,
+            count: None,
+            max_payload: None,
+            record: Some((SimTime::ZERO, 100_000)),
+        };
+        let f = b.add_udp_cbr("class", &vc, p).unwrap();
+        let payload = Dist::Bivalue { values: [80, 1000], p: 0.25 };
+        let interval = Dist::Exponential { mean: 1e9 };
+        b.vary_udp(f, payload, interval, bytes, Some(SimTime::ZERO + Duration::from_secs(20))).unwrap();
+        b.build(RunMeta::default(), Duration::from_secs(21)).run().unwrap()
+    };
+    let r = run(1, None);
+    let f = &r.udp_flows[0];
+    // 20 s at a 1 ms mean: ~20000 datagrams (sd ~141).
+    assert!((19_400..=20_600).contains(&f.sent), "{}", f.sent);
+    assert_eq!(f.received, f.sent);
+    let mean_payload = f.throughput_bps * 21.0 / 8.0 / f.received as f64;
+    assert!((mean_payload - 310.0).abs() < 10.0, "{mean_payload}");
+    // Exponential gaps: the standard deviation equals the mean.
+    let (m, sd) = (f.interarrival_mean_s.unwrap(), f.interarrival_std_s.unwrap());
+    assert!((m - 1e-3).abs() < 3e-5 && (sd / m - 1.0).abs() < 0.05, "{m} {sd}");
+    // The same seed gives the same run; another seed another one.
+    assert_eq!(run(1, None), r);
+    assert_ne!(run(2, None).udp_flows[0].sent, f.sent);
+    // An amount in bytes stops the source once it has sent that much.
+    let r = run(1, Some(100_000));
+    let f = &r.udp_flows[0];
+    assert!(f.sent < 1000 && f.throughput_bps * 21.0 / 8.0 >= 100_000.0, "{f:?}");
+    assert!(
+        NetworkBuilder::new(RngStreams::new(1, 0))
+            .vary_udp(FlowId(0), Dist::Exponential { mean: 0.5 }, Dist::Constant(1), None, None)
+            .is_err()
+    );
+}
