@@ -674,7 +674,7 @@ impl NetworkBuilder {
         if let Dist::Constant(0) | Dist::Bivalue { values: [0, _] | [_, 0], .. } = interval {
             return Err(BuildError::Distribution("interval"));
         }
-        let rng = self.rng.clone();
+        let rng = self.rng;
         let flow = &mut self.flows[f.idx()];
         if let Dist::Bivalue { values, .. } = payload
             && values.iter().any(|&v| v > u64::from(MAX_UDP_PAYLOAD))
