@@ -885,6 +885,7 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
         freeze_window_in_fast_recovery: pick!(freeze_window_in_fast_recovery)
             .unwrap_or(d.freeze_window_in_fast_recovery),
         keep_dupacks_on_timeout: pick!(keep_dupacks_on_timeout).unwrap_or(d.keep_dupacks_on_timeout),
+        clock_phase: 0.0,
     })
 }
 

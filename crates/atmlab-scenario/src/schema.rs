@@ -249,7 +249,8 @@ pub struct TcpSpec {
     pub min_rto: Option<Time>,
     /// Upper bound of the RTO (default 64 s).
     pub max_rto: Option<Time>,
-    /// `tick_aligned` (BSD, default) or `exact` (ns-2).
+    /// `tick_aligned` (BSD ticks from t = 0, default), `host_ticks` (BSD
+    /// ticks with a random phase per host) or `exact` (ns-2).
     pub rto_timer: Option<TimerModel>,
     /// Duplicate ACKs that trigger fast retransmit (default 3).
     pub dupack_threshold: Option<u32>,
@@ -257,7 +258,7 @@ pub struct TcpSpec {
     pub delayed_ack: Option<bool>,
     /// Delayed-ACK timeout (default 200 ms).
     pub delayed_ack_timeout: Option<Time>,
-    /// `tick_aligned` (BSD, default) or `exact` (ns-2).
+    /// `tick_aligned` (default), `host_ticks` or `exact`, as `rto_timer`.
     pub delayed_ack_timer: Option<TimerModel>,
     /// SACK blocks per ACK, 1..4 (default 3).
     pub max_sack_blocks: Option<u8>,

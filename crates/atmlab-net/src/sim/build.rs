@@ -634,10 +634,21 @@ impl NetworkBuilder {
         let seg = cfg.mss + IPV4_HEADER + TCP_HEADER;
         self.check_fits(vc.src, &format!("a TCP segment (MSS {})", cfg.mss), seg)?;
         self.check_fits(vc.dst, &format!("a TCP segment (MSS {})", cfg.mss), seg)?;
+        // Each host's clock ticks with its own phase, drawn once per host.
+        let host_phase = |h: HostId| {
+            use rand::RngExt;
+            let name = &self.hosts[h.idx()].name;
+            self.rng.stream(&format!("host:{name}:clock")).random::<f64>()
+        };
+        let (mut send_cfg, mut recv_cfg) = (cfg.clone(), cfg);
+        if send_cfg.rto_timer.uses_host_phase() || send_cfg.delayed_ack_timer.uses_host_phase() {
+            send_cfg.clock_phase = host_phase(vc.src.host);
+            recv_cfg.clock_phase = host_phase(vc.dst.host);
+        }
         self.conns.push(TcpConn {
             name: name.to_owned(),
-            sender: TcpSender::new(cfg.clone(), bytes),
-            receiver: TcpReceiver::new(cfg),
+            sender: TcpSender::new(send_cfg, bytes),
+            receiver: TcpReceiver::new(recv_cfg),
             src: vc.src,
             dst: vc.dst,
             start,

@@ -68,22 +68,34 @@ pub enum TimerModel {
     /// set, i.e. between `n - 1` and `n` ticks later.
     #[default]
     TickAligned,
+    /// BSD ticks as `TickAligned`, but each host's clock ticks with its own
+    /// phase (a uniform draw per host: the machines did not boot together),
+    /// so the timers of different hosts do not fire in step.
+    HostTicks,
     /// ns-2: a timeout of `d` fires exactly `d` after it was set.
     Exact,
 }
 
 impl TimerModel {
     /// When a timeout of `delay` set at `now` fires, for a timer ticking every
-    /// `tick`.
-    pub fn expiry(self, now: SimTime, delay: Duration, tick: Duration) -> SimTime {
-        match self {
-            TimerModel::Exact => now + delay,
-            TimerModel::TickAligned => {
-                let tick = tick.as_ps();
-                let ticks = delay.as_ps().div_ceil(tick).max(1);
-                SimTime::from_ps((now.as_ps() / tick + ticks) * tick)
-            }
-        }
+    /// `tick`; `phase` in [0, 1) places the ticks at `(k + phase) * tick`
+    /// (`HostTicks` only).
+    pub fn expiry(self, now: SimTime, delay: Duration, tick: Duration, phase: f64) -> SimTime {
+        let tick = tick.as_ps();
+        let offset = match self {
+            TimerModel::Exact => return now + delay,
+            TimerModel::TickAligned => 0,
+            TimerModel::HostTicks => ((phase * tick as f64) as u64).min(tick - 1),
+        };
+        let ticks = delay.as_ps().div_ceil(tick).max(1);
+        // Shift time so the ticks fall on multiples of `tick`, and back.
+        let shift = tick - offset;
+        SimTime::from_ps(((now.as_ps() + shift) / tick + ticks) * tick - shift)
+    }
+
+    /// Whether the timer follows its host's tick phase.
+    pub fn uses_host_phase(self) -> bool {
+        self == TimerModel::HostTicks
     }
 }
 
@@ -157,6 +169,9 @@ pub struct TcpConfig {
     /// The modified TCP of 002 s5.3: a retransmission timeout does not reset
     /// the duplicate-ACK counter.
     pub keep_dupacks_on_timeout: bool,
+    /// The phase of this end's host clock, in [0, 1) of a tick (set by the
+    /// network builder for `HostTicks` timers; 0 otherwise).
+    pub clock_phase: f64,
 }
 
 impl TcpConfig {
@@ -187,6 +202,7 @@ impl TcpConfig {
             backoff_reset: BackoffReset::RttSample,
             freeze_window_in_fast_recovery: false,
             keep_dupacks_on_timeout: false,
+            clock_phase: 0.0,
         }
     }
 

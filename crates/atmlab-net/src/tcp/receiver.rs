@@ -154,6 +154,7 @@ impl TcpReceiver {
                     now,
                     self.cfg.delayed_ack_timeout,
                     self.cfg.delayed_ack_timeout,
+                    self.cfg.clock_phase,
                 ));
             }
         } else {

@@ -514,3 +514,20 @@ fn test_backoff_reset_rules_and_dupacks_surviving_a_timeout() {
     p.deliver_to_tx(&acks);
     assert_eq!(p.tx.rtt().backoff(), 1, "any new ACK resets it");
 }
+
+#[test]
+fn test_host_ticks_fire_on_the_hosts_own_tick_boundaries() {
+    let (tick, delay) = (Duration::from_ms(500), Duration::from_ms(1000));
+    let at = |ms: u64| SimTime::ZERO + Duration::from_ms(ms);
+    // Aligned: 2 ticks set at 700 ms fire at the 2nd boundary after it, 1.5 s.
+    assert_eq!(TimerModel::TickAligned.expiry(at(700), delay, tick, 0.9), at(1500));
+    // Phase 0 is the aligned clock.
+    assert_eq!(TimerModel::HostTicks.expiry(at(700), delay, tick, 0.0), at(1500));
+    // Phase 0.4: ticks at 200, 700, 1200, 1700 ms; set at 700 (on a tick),
+    // the 2nd boundary after it is 1700 ms.
+    assert_eq!(TimerModel::HostTicks.expiry(at(700), delay, tick, 0.4), at(1700));
+    // Set just after a tick: between 1 and 2 ticks later.
+    assert_eq!(TimerModel::HostTicks.expiry(at(701), delay, tick, 0.4), at(1700));
+    assert_eq!(TimerModel::HostTicks.expiry(at(100), delay, tick, 0.4), at(700));
+    assert_eq!(TimerModel::Exact.expiry(at(701), delay, tick, 0.4), at(1701));
+}
