@@ -1,14 +1,16 @@
-"""The KPN ATM pilot (van den Bergh 1995, document 004).
+"""Table 5 (s7.4.2): UDP bursts into AAL5 cells.
 
-Table 5 (s7.4.2): ``udpt`` on EMMA2 sends 100 UDP bursts, one per second, to
-EMMA1 through the GDC switch (VP 0, VC 32), Classical IP over AAL5 without
-LLC/SNAP, MTU 9188 bytes; ``atmstat`` counts the cells. The study concludes
-that each burst gets 36 bytes of overhead (UDP 8, IP 20, AAL5 trailer 8) and
-that udpt refuses bursts above 9000 bytes.
+``udpt`` on EMMA2 sends 100 UDP bursts, one per second, to EMMA1 through the
+GDC switch (VP 0, VC 32), Classical IP over AAL5 without LLC/SNAP, MTU 9188
+bytes; ``atmstat`` counts the cells. The study concludes that each burst gets
+36 bytes of overhead (UDP 8, IP 20, AAL5 trailer 8) and that udpt refuses
+bursts above 9000 bytes.
 
 Here the same experiment runs in the simulator: two hosts with 100 Mbit/s
 TAXI adapters, the GDC switch with its 31-cell output buffer, 100 datagrams
-at 1 s intervals, and the cells per burst are counted at the receiver.
+at 1 s intervals, and the cells per burst are counted at the receiver. Exact
+and deterministic: ``quick``, ``replications`` and the database do not
+apply.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from .. import reference
-from ..api import run as run_scenario
-from . import Options, Reproduction
+from ... import reference
+from ...api import run as run_scenario
+from .. import Options
+from .parts import Part, PartResult, pyplot, write_csv
 
 BURSTS = 100
 UDPT_MAX_BURST = "9000 bytes"  # s7.4.2: "The burst size is limited to 9000 bytes"
@@ -68,11 +71,7 @@ def table5(progress: Callable[[str], None]) -> pd.DataFrame:
 
 
 def figure(df: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     sizes = range(1, 9001, 1)
     sawtooth = [-(-(s + 36) // 48) for s in sizes]
@@ -91,20 +90,21 @@ def figure(df: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def run(options: Options, progress: Callable[[str], None]) -> Reproduction:
-    """Table 5 (exact and deterministic: ``quick``, ``replications`` and the
-    database do not apply)."""
-    df = table5(progress)
-    csv = options.csv_path("kpn_table5.csv")
+def run(options: Options, say: Callable[[str], None]) -> PartResult:
+    df = table5(say)
+    csv = write_csv(df, options.csv_path("kpn_table5.csv"))
     png = options.folder / "kpn_table5.png"
-    csv.parent.mkdir(parents=True, exist_ok=True)
     png.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(csv, index=False)
     figure(df, png)
     n, ok = len(df), int(df["match"].sum())
-    return Reproduction(
+    return PartResult(
+        key="table5",
         title="KPN ATM pilot, Table 5: cells per UDP burst (published vs simulated)",
         table=df,
+        display=df,
+        summary=f"Table 5: {ok} of {n} rows match the published cell and datagram counts exactly",
         files=[csv, png],
-        summary=f"{ok} of {n} rows match the published cell and datagram counts exactly",
     )
+
+
+PART = Part("table5", "Table 5: UDP bursts into cells, MTU 9188", run)
