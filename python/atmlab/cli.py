@@ -413,16 +413,19 @@ _STUDIES = "\n".join(f"  {k}: {v}" for k, v in reproduce_mod.studies().items())
               help="Folder for the CSV and figures, or the CSV's file name (default: results/STUDY).")
 @click.option("--quick", is_flag=True,
               help="A small subset with short runs (a smoke test; not comparable with the study).")
-@click.option("-r", "--replications", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Runs per configuration, with independent random streams (adds confidence intervals).")
+@click.option("-r", "--replications", type=click.IntRange(min=1), default=None,
+              help="Runs per configuration, with independent random streams (adds confidence intervals); "
+                   "default 1, expert 2, --quick 1.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Master seed (default: each scenario's simulation.seed).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="Results database (SQLite; created if missing).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: one per core; 1 runs in this process).")
-def reproduce(study: str, out_path: Path | None, quick: bool, replications: int, seed: int | None, db: Path,
+def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None, db: Path,
               jobs: int | None) -> None:
+    if replications is None:
+        replications = reproduce_mod.default_replications(study, quick)
     options = reproduce_mod.Options(out=out_path or Path("results") / study, quick=quick, replications=replications,
                                     db=db, jobs=jobs, seed=seed)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

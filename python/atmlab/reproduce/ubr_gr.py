@@ -33,8 +33,8 @@ import pandas as pd
 
 from .. import reference
 from ..scenario import load
-from ..sweep import Progress as SweepProgress, Sweep
-from . import Options, Progress, Reproduction
+from ..sweep import Sweep
+from . import Options, Progress, Reproduction, run_sweeps
 
 STUDY = "97-0424"
 CONFIG = {"lan": "LAN", "wan": "WAN", "satellite": "satellite"}
@@ -137,23 +137,12 @@ def run(options: Options, progress: Progress) -> Reproduction:
     folder = options.folder
     folder.mkdir(parents=True, exist_ok=True)
     plan = [(g, sweep_for(g, options)) for g in grids(options.quick)]
-    total = sum(len(s.points) * s.replications for _, s in plan)
-    done = 0
+    ran = run_sweeps([(f"Table {g.table} {CONFIG[g.family]}", s) for g, s in plan], options, progress)
+    if ran.interrupted:
+        return Reproduction.stopped(STUDY)
     all_rows: list[dict[str, Any]] = []
-    failures: list[str] = []
     runs: list[pd.DataFrame] = []
     for grid, sweep in plan:
-        label = f"Table {grid.table} {CONFIG[grid.family]}"
-        base = done
-
-        def tick(p: SweepProgress, label: str = label, base: int = base) -> None:
-            progress(f"{label}: {p.done + p.skipped}/{p.total + p.skipped}", base + p.skipped + p.done, total)
-
-        outcome = sweep.run(options.db, jobs=options.jobs, progress=tick)
-        done = base + len(sweep.points) * sweep.replications
-        if outcome.interrupted:
-            return Reproduction(title=f"{STUDY}: interrupted", table=pd.DataFrame(), interrupted=True)
-        failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
         summary = sweep.summary(options.db, metrics=["efficiency", "fairness"])
         runs.append(sweep.results(options.db, status="ok")[["run_id", "cell_hops", "wall_s"]])
         all_rows += rows(grid, summary)
@@ -182,7 +171,7 @@ def run(options: Options, progress: Progress) -> Reproduction:
         files=files,
         summary="\n".join(summary_lines) + f"\n{len(df)} configurations in {csv}",
         extra=extra,
-        failures=failures,
+        failures=ran.failures,
     )
 
 
