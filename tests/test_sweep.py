@@ -201,6 +201,8 @@ def test_sweep_json_from_results_is_consistent(tmp_path, two_hosts):
     with Store(db) as store:
         res = store.result(int(df.run_id.iloc[0]))
     assert df["udp_flows.voice0.sent"].iloc[0] == res["udp_flows"][0]["sent"]
+    host = res["hosts"][1]
+    assert df[f"hosts.{host['name']}.frames_received"].iloc[0] == host["frames_received"] > 0
     assert json.loads(json.dumps(res))["seed"] == 1
 
 

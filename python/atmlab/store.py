@@ -71,8 +71,9 @@ CREATE TABLE IF NOT EXISTS series (
 """
 
 # Run-level numbers copied from a result into the metrics table (and the
-# columns of `atmlab results`). Per-connection, -flow and -port numbers are
-# stored as well, under "connections.NAME.FIELD" and so on.
+# columns of `atmlab results`). Per-connection, -flow, -port, -host and
+# -policer numbers are stored as well, under "connections.NAME.FIELD",
+# "hosts.NAME.FIELD", "upc.VC.FIELD" and so on.
 RUN_METRICS = (
     "efficiency",
     "fairness",
@@ -94,11 +95,12 @@ def flat_metrics(result: dict[str, Any]) -> dict[str, float | None]:
             out[key] = _num(result[key])
     for key, value in result.get("frames", {}).items():
         out[f"frames.{key}"] = _num(value)
-    for table in ("connections", "udp_flows", "ports"):
+    for table, name in (("connections", "name"), ("udp_flows", "name"), ("ports", "name"), ("hosts", "name"),
+                        ("upc", "vc")):
         for row in result.get(table, []):
             for key, value in row.items():
-                if key != "name" and isinstance(value, int | float | type(None)) and not isinstance(value, bool):
-                    out[f"{table}.{row['name']}.{key}"] = _num(value)
+                if key != name and isinstance(value, int | float | type(None)) and not isinstance(value, bool):
+                    out[f"{table}.{row[name]}.{key}"] = _num(value)
     return out
 
 
