@@ -533,7 +533,8 @@ impl TcpSender {
     }
 
     fn arm(&mut self, now: SimTime) {
-        self.rto_deadline = Some(self.cfg.rto_timer.expiry(now, self.rtt.rto(), self.cfg.rto.tick, self.cfg.clock_phase));
+        self.rto_deadline =
+            Some(self.cfg.rto_timer.expiry(now, self.rtt.rto(), self.cfg.rto.tick, self.cfg.clock_phase));
     }
 
     /// Sends what the window allows (outside SACK recovery).
