@@ -545,8 +545,9 @@ impl<'a> Ctx<'a> {
 fn loss_model(path: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
     match l.kind {
         LossKind::Bernoulli => {
-            if l.one_in.is_some() {
-                return Err(err(format!("{path}.one_in"), "is not a key of bernoulli loss (use clr)"));
+            if l.one_in.is_some() || l.phase.is_some() {
+                let key = if l.one_in.is_some() { "one_in" } else { "phase" };
+                return Err(err(format!("{path}.{key}"), "is not a key of bernoulli loss (use clr)"));
             }
             let p = l.clr.ok_or_else(|| err(format!("{path}.clr"), "bernoulli loss needs a clr"))?;
             if !(0.0..=1.0).contains(&p) {
@@ -559,7 +560,10 @@ fn loss_model(path: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
                 return Err(err(format!("{path}.clr"), "is not a key of periodic loss (use one_in)"));
             }
             match l.one_in {
-                Some(n) if n >= 1 => Ok(LossModel::Periodic(n)),
+                Some(n) if n >= 1 => Ok(match l.phase {
+                    Some(LossPhase::Random) => LossModel::PeriodicRandomPhase(n),
+                    Some(LossPhase::Start) | None => LossModel::Periodic(n),
+                }),
                 Some(_) => Err(err(format!("{path}.one_in"), "must be at least 1")),
                 None => Err(err(format!("{path}.one_in"), "periodic loss needs one_in")),
             }

@@ -476,9 +476,23 @@ pub struct LossSpec {
     /// periodic: one cell in this many is lost.
     #[serde(default)]
     pub one_in: Option<u64>,
+    /// periodic: `start` (default: the `one_in`-th cell is the first lost)
+    /// or `random` (the counter starts anywhere in its cycle).
+    #[serde(default)]
+    pub phase: Option<LossPhase>,
     /// `both` (default), `forward` (between[0] -> between[1]) or `backward`.
     #[serde(default)]
     pub direction: Option<LossDirection>,
+}
+
+/// Where a periodic loss counter starts.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossPhase {
+    /// At zero: the `one_in`-th cell is the first lost.
+    Start,
+    /// At a uniform random point of the cycle (the link's loss stream).
+    Random,
 }
 
 /// Loss models.

@@ -47,8 +47,12 @@ pub enum SlotPhase {
 pub enum LossModel {
     /// Each cell lost with this probability (0..=1).
     Bernoulli(f64),
-    /// One cell in this many lost (>= 1).
+    /// One cell in this many lost (>= 1): the `n`-th cell after the start
+    /// is the first (004's police function board counts from set-up).
     Periodic(u64),
+    /// One cell in this many lost, the counter starting at a uniform random
+    /// point of its cycle (the same stream as Bernoulli loss).
+    PeriodicRandomPhase(u64),
 }
 
 /// A host or a switch.
@@ -436,6 +440,11 @@ impl NetworkBuilder {
                 LinkLoss::Bernoulli { p: prob, rng: Box::new(self.rng.stream(&format!("link:{}:loss", p.name))) }
             }
             LossModel::Periodic(one_in) => LinkLoss::Periodic { one_in, seen: 0 },
+            LossModel::PeriodicRandomPhase(one_in) => {
+                use rand::RngExt;
+                let seen = self.rng.stream(&format!("link:{}:loss", p.name)).random_range(0..one_in);
+                LinkLoss::Periodic { one_in, seen }
+            }
         };
         p.set_loss(model);
     }

@@ -177,7 +177,11 @@ fn test_probes_sample_exactly_and_agree_with_the_reference() {
 }
 
 fn lossy_voice(loss: LossModel, datagrams: u64) -> RunResult {
-    let mut b = NetworkBuilder::new(RngStreams::new(5, 0));
+    lossy_voice_seeded(loss, datagrams, 5)
+}
+
+fn lossy_voice_seeded(loss: LossModel, datagrams: u64, seed: u64) -> RunResult {
+    let mut b = NetworkBuilder::new(RngStreams::new(seed, 0));
     let a = NodeRef::Host(b.add_host("a", 9180, Encapsulation::Null));
     let z = NodeRef::Host(b.add_host("z", 9180, Encapsulation::Null));
     let (az, _) =
@@ -760,4 +764,19 @@ fn test_application_classes_draw_sizes_and_intervals_from_their_distributions() 
             .vary_udp(FlowId(0), Dist::Exponential { mean: 0.5 }, Dist::Constant(1), None, None)
             .is_err()
     );
+}
+
+#[test]
+fn test_periodic_loss_with_a_random_phase_starts_anywhere_in_its_cycle() {
+    // 300 one-cell datagrams through a 1-in-500 dropper: counting from the
+    // start nothing is lost; from a random point of the cycle a cell is lost
+    // when the counter started in its last 300 cells (p = 0.6), the same way
+    // for the same seed.
+    let lost = |model, seed| lossy_voice_seeded(model, 300, seed).udp_flows[0].lost;
+    assert!((1..=20).all(|seed| lost(LossModel::Periodic(500), seed) == 0));
+    let random: Vec<u64> = (1..=20).map(|seed| lost(LossModel::PeriodicRandomPhase(500), seed)).collect();
+    assert!(random.iter().all(|&l| l <= 1), "{random:?}");
+    let hits = random.iter().sum::<u64>();
+    assert!((5..=18).contains(&hits), "{random:?}");
+    assert_eq!(random, (1..=20).map(|seed| lost(LossModel::PeriodicRandomPhase(500), seed)).collect::<Vec<_>>());
 }
