@@ -40,8 +40,9 @@ pub struct TcpConn {
     pub(crate) delack_timer: LazyTimer,
 }
 
-/// A constant-rate UDP source and its sink: `payload` bytes every `interval`
-/// from `start`, the `k`-th at exactly `start + k * interval`.
+/// A UDP source and its sink: payloads and intervals from their
+/// distributions (constant for CBR: the `k`-th datagram at exactly `start +
+/// k * interval`).
 #[derive(Clone, Debug)]
 pub struct UdpCbr {
     /// The application's name in the scenario.
@@ -50,10 +51,6 @@ pub struct UdpCbr {
     pub src: VcEnd,
     /// The receiver's end.
     pub dst: VcEnd,
-    /// User data bytes per datagram.
-    pub payload: u32,
-    /// Time between datagrams.
-    pub interval: Duration,
     /// First datagram.
     pub start: SimTime,
     /// Datagrams to send (`None`: until the end of the run).
@@ -120,9 +117,9 @@ impl UdpCbr {
         }
     }
 
-    /// Whether the sending program refuses the payload size.
+    /// Whether the sending program refuses the (constant) payload size.
     pub fn is_refused(&self) -> bool {
-        self.max_payload.is_some_and(|m| self.payload > m)
+        matches!(self.payload_dist, Dist::Constant(v) if self.max_payload.is_some_and(|m| v > u64::from(m)))
     }
 
     /// When datagram `k` is due (`now`: when datagram `k - 1` was sent).
@@ -132,7 +129,10 @@ impl UdpCbr {
         }
         let t = match (&mut self.rng_interval, k) {
             (_, 0) => self.start,
-            (None, _) => self.start.checked_add(self.interval.checked_mul(k)?)?,
+            (None, _) => {
+                let Dist::Constant(ps) = self.interval_dist else { unreachable!("a varying interval has a stream") };
+                self.start.checked_add(Duration::from_ps(ps).checked_mul(k)?)?
+            }
             (Some(rng), _) => {
                 // At least 1 ps, so that a draw of 0 cannot stall the clock.
                 let gap = self.interval_dist.sample(rng, u64::MAX).max(1);
@@ -145,7 +145,10 @@ impl UdpCbr {
     /// The payload of the next datagram.
     pub(crate) fn next_payload(&mut self) -> u32 {
         match &mut self.rng_payload {
-            None => self.payload,
+            None => {
+                let Dist::Constant(v) = self.payload_dist else { unreachable!("a varying payload has a stream") };
+                v as u32
+            }
             Some(rng) => self.payload_dist.sample(rng, u64::from(crate::sim::MAX_UDP_PAYLOAD)) as u32,
         }
     }

@@ -694,22 +694,19 @@ impl NetworkBuilder {
         if let Dist::Constant(0) | Dist::Bivalue { values: [0, _] | [_, 0], .. } = interval {
             return Err(BuildError::Distribution("interval"));
         }
+        let largest = match payload {
+            Dist::Constant(v) => v,
+            Dist::Bivalue { values, .. } => values[0].max(values[1]),
+            Dist::Exponential { .. } => 0, // draws are capped
+        };
+        if largest > u64::from(MAX_UDP_PAYLOAD) {
+            return Err(BuildError::UdpTooLarge(largest.min(u64::from(u32::MAX)) as u32));
+        }
         let rng = self.rng;
         let flow = &mut self.flows[f.idx()];
-        if let Dist::Bivalue { values, .. } = payload
-            && values.iter().any(|&v| v > u64::from(MAX_UDP_PAYLOAD))
-        {
-            return Err(BuildError::UdpTooLarge(values[0].max(values[1]).min(u64::from(u32::MAX)) as u32));
-        }
         let stream = |what: &str| Box::new(rng.stream(&format!("app:{}:{what}", flow.name)));
         flow.rng_payload = (!payload.is_constant()).then(|| stream("payload"));
         flow.rng_interval = (!interval.is_constant()).then(|| stream("interval"));
-        if let Dist::Constant(v) = payload {
-            flow.payload = u32::try_from(v).map_err(|_| BuildError::UdpTooLarge(u32::MAX))?;
-        }
-        if let Dist::Constant(v) = interval {
-            flow.interval = Duration::from_ps(v);
-        }
         flow.payload_dist = payload;
         flow.interval_dist = interval;
         flow.bytes = bytes;
@@ -753,8 +750,6 @@ impl NetworkBuilder {
             name: name.to_owned(),
             src: vc.src,
             dst: vc.dst,
-            payload: p.payload,
-            interval: p.interval,
             start: p.start,
             count: p.count,
             max_payload: p.max_payload,

@@ -319,14 +319,7 @@ impl Simulation {
                 Event::LinkArrival(p) => self.on_link_arrival(p),
                 Event::PortSlot(p) => self.on_port_slot(p),
                 Event::TcpStart(c) => self.on_tcp_start(c),
-                Event::TcpStop(c) => {
-                    let conn = &mut self.conns[c.idx()];
-                    let bytes = conn.sender.stop_writing();
-                    conn.bytes = Some(bytes);
-                    if conn.receiver.stats.bytes_delivered >= bytes {
-                        conn.completed_at.get_or_insert(self.now);
-                    }
-                }
+                Event::TcpStop(c) => self.on_tcp_stop(c),
                 Event::TcpTimer(c, which, generation) => self.on_tcp_timer(c, which, generation),
                 Event::UdpSend(f, k) => self.on_udp_send(f, k),
                 Event::CellSource(i) => self.on_cell_source(i),
@@ -676,6 +669,16 @@ impl Simulation {
         self.send_tcp(c, true, &mut out);
         self.scratch = out;
         self.sync_timer(c, TcpTimer::Retransmit);
+    }
+
+    /// The application stops writing: the transfer is what it wrote so far.
+    fn on_tcp_stop(&mut self, c: ConnId) {
+        let conn = &mut self.conns[c.idx()];
+        let bytes = conn.sender.stop_writing();
+        conn.bytes = Some(bytes);
+        if conn.receiver.stats.bytes_delivered >= bytes {
+            conn.completed_at.get_or_insert(self.now);
+        }
     }
 
     fn on_tcp_timer(&mut self, c: ConnId, which: TcpTimer, generation: u32) {

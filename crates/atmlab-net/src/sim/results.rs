@@ -387,6 +387,7 @@ impl Simulation {
             .map(|(i, f)| {
                 let s = &f.stats;
                 let mean = (s.received > 0).then(|| secs(s.delay_sum_ps / u128::from(s.received)));
+                let gaps = interarrival(&f.arrivals);
                 UdpFlowResult {
                     name: f.name.clone(),
                     src: host_name(f.src.host),
@@ -404,8 +405,8 @@ impl Simulation {
                         _ => None,
                     },
                     arrivals_recorded: f.arrivals.len() as u64,
-                    interarrival_mean_s: interarrival(&f.arrivals).map(|(m, _)| m),
-                    interarrival_std_s: interarrival(&f.arrivals).map(|(_, sd)| sd),
+                    interarrival_mean_s: gaps.map(|(m, _)| m),
+                    interarrival_std_s: gaps.map(|(_, sd)| sd),
                 }
             })
             .collect();
