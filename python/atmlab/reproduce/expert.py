@@ -42,8 +42,8 @@ from .. import reference
 from ..scenario import load
 from ..stats import summarize
 from ..store import Store
-from ..sweep import Progress as SweepProgress, Sweep
-from . import Options, Progress, Reproduction
+from ..sweep import Sweep
+from . import Options, Progress, Reproduction, run_sweeps
 
 STUDY = "expert"
 CLAIMS = "s002_claims"
@@ -320,24 +320,13 @@ def run(options: Options, progress: Progress) -> Reproduction:
     folder.mkdir(parents=True, exist_ok=True)
     configs = configurations(options.quick)
     plan = sweeps(configs, options)
-    total = sum(len(s.points) * s.replications for _, s, _ in plan)
-    done = 0
-    failures: list[str] = []
+    labels = [f"{STUDY} {POLICY_NAMES[fam[0]]}, {fam[1]} TCP" for fam, _, _ in plan]
+    ran = run_sweeps([(label, sweep) for label, (_, sweep, _) in zip(labels, plan, strict=True)], options, progress)
+    if ran.interrupted:
+        return Reproduction.stopped(STUDY)
     per_run: dict[Config, list[dict[str, Any]]] = {}
     timing: list[tuple[int, float]] = []
-    for fam, sweep, members in plan:
-        label = f"{POLICY_NAMES[fam[0]]}, {fam[1]} TCP"
-        base = done
-
-        def tick(p: SweepProgress, label: str = label, base: int = base) -> None:
-            progress(f"{STUDY} {label}: {p.done + p.skipped}/{p.total + p.skipped}", base + p.skipped + p.done,
-                     total)
-
-        outcome = sweep.run(options.db, jobs=options.jobs, progress=tick)
-        done = base + len(sweep.points) * sweep.replications
-        if outcome.interrupted:
-            return Reproduction(title=f"{STUDY}: interrupted", table=pd.DataFrame(), interrupted=True)
-        failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
+    for _, sweep, members in plan:
         by_params = {_key(m.params()): m for m in members}
         runs = sweep.results(options.db, status="ok")
         runs = runs[runs.replication < sweep.replications]  # what this command asked for, not older extras
@@ -380,7 +369,7 @@ def run(options: Options, progress: Progress) -> Reproduction:
         summary="\n".join(lines),
         extra=[("E1/E3 efficiency, MTU 4352 (rows: buffer, cells)", pivot(df, 4352)),
                ("E6 (Fig. 11) efficiency against b, MTU 4352 (rows: buffer, cells)", b_pivot(df))],
-        failures=failures,
+        failures=ran.failures,
     )
 
 

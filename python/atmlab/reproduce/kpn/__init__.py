@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pandas as pd
 
 from .. import Options, Reproduction
 from . import cell_loss, fragmentation, policing, tcp_cells, tcp_mtu, tcp_peak, udp_bursts, udp_mtu, udp_peak
@@ -61,8 +60,7 @@ def run(options: Options, progress: Callable[[str], None]) -> Reproduction:
     for part in PARTS:
         result = part.run(options, progress)
         if result.interrupted:
-            return Reproduction(title="KPN ATM pilot: interrupted", table=pd.DataFrame(),
-                                interrupted=True)
+            return Reproduction.stopped("KPN ATM pilot")
         done.append(result)
     main, rest = done[0], done[1:]
     extra = []

@@ -158,7 +158,7 @@ def run(options: Options, say: Say) -> PartResult:
     check = run_grids("Table C.1 TCP check", [check_grid(options.quick)], options, say, extract) \
         if not runs.interrupted else runs
     if runs.interrupted or check.interrupted:
-        return PartResult("tableC1", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
+        return PartResult.stopped("tableC1")
     df = table(runs.rows)
     bsd = runs.rows[runs.rows.tcp == "bsd"]
     tcp = finish(check.rows, bsd[bsd.clr == 0].set_index("mtu")["time_s"])

@@ -65,8 +65,8 @@ def run(options: Options, say: Say) -> PartResult:
     g = grid(sizes, bursts=QUICK_BURSTS if options.quick else BURSTS)
     runs = run_grids("Table 6", [g], options, say, extract)
     if runs.interrupted:
-        return PartResult("table6", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
-    sim = runs.rows.set_index("size") if not runs.rows.empty else pd.DataFrame()
+        return PartResult.stopped("table6")
+    sim = runs.indexed("size")
     rows = []
     for _, p in published.iterrows():
         size = int(p["data_size_bytes"])

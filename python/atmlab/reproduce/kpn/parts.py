@@ -16,7 +16,7 @@ streams (only the links' slot phases are random here) and averages them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,8 @@ import pandas as pd
 
 from ...result import Result
 from ...store import Store
-from ...sweep import Progress as SweepProgress, Sweep
-from .. import Options
+from ...sweep import Sweep
+from .. import Options, run_sweeps
 
 Say = Callable[[str], None]
 
@@ -44,6 +44,11 @@ class PartResult:
     extra: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
+
+    @classmethod
+    def stopped(cls, key: str) -> PartResult:
+        """A part whose runs were interrupted (the finished ones are stored)."""
+        return cls(key, "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
 
 
 @dataclass(frozen=True)
@@ -74,25 +79,29 @@ class Runs:
     failures: list[str]
     interrupted: bool = False
 
+    def indexed(self, keys: str | list[str]) -> pd.DataFrame:
+        """The rows indexed by the swept ``keys`` (empty if nothing ran)."""
+        return self.rows.set_index(keys) if not self.rows.empty else pd.DataFrame()
+
+    def matched(self, published: pd.DataFrame, keys: str | list[str],
+                key_of: Callable[[pd.Series], Any]) -> Iterator[tuple[Any, pd.Series, pd.Series]]:
+        """``(key, published row, simulated row)`` for every published row
+        whose configuration was run (``key_of`` gives its index value)."""
+        sim = self.indexed(keys)
+        for _, p in published.iterrows():
+            key = key_of(p)
+            if key in sim.index:
+                yield key, p, sim.loc[key]
+
 
 def run_grids(label: str, grids: list[Grid], options: Options, say: Say,
               extract: Callable[[Result], dict[str, Any]]) -> Runs:
     sweeps = [(g, Sweep(g.template, replications=options.replications, seed=options.seed)) for g in grids]
-    total = sum(len(s.points) * s.replications for _, s in sweeps)
-    done = 0
+    ran = run_sweeps([(label, s) for _, s in sweeps], options, lambda message, *_: say(f"{message} runs"))
+    if ran.interrupted:
+        return Runs(pd.DataFrame(), ran.failures, interrupted=True)
     rows: list[dict[str, Any]] = []
-    failures: list[str] = []
     for grid, sweep in sweeps:
-        base = done
-
-        def tick(p: SweepProgress, base: int = base) -> None:
-            say(f"{label}: {base + p.skipped + p.done}/{total} runs")
-
-        outcome = sweep.run(options.db, jobs=options.jobs, progress=tick)
-        if outcome.interrupted:
-            return Runs(pd.DataFrame(), failures, interrupted=True)
-        done = base + len(sweep.points) * sweep.replications
-        failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
         runs = sweep.results(options.db, status="ok")
         if runs.empty:
             continue
@@ -103,14 +112,14 @@ def run_grids(label: str, grids: list[Grid], options: Options, say: Say,
                 rows.append({**grid.constants, **params, "replication": int(r["replication"]), **extract(result)})
     df = pd.DataFrame(rows)
     if df.empty:
-        return Runs(df, failures)
+        return Runs(df, ran.failures)
     keys = [c for c in df.columns if c in _keys(grids)]
     values = [c for c in df.columns if c not in keys and c != "replication"]
     grouped = df.groupby(keys, sort=False, dropna=False)
     how = {c: "mean" if pd.api.types.is_numeric_dtype(df[c]) else "first" for c in values}
     out = grouped.agg(how) if values else pd.DataFrame(index=grouped.size().index)
     out.insert(0, "replications", grouped.size())
-    return Runs(out.reset_index(), failures)
+    return Runs(out.reset_index(), ran.failures)
 
 
 def _keys(grids: list[Grid]) -> set[str]:

@@ -140,7 +140,7 @@ def widen(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def run_c2(options: Options, say: Say) -> PartResult:
     runs = run_grids("Table C.2", c2_grids(options.quick), options, say, extract)
     if runs.interrupted:
-        return PartResult("tableC2", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
+        return PartResult.stopped("tableC2")
     df = widen(runs.rows, ["bt", "mtu"]).rename(columns={"bt": "bt_cells", "mtu": "mtu_bytes"})
     df = df.sort_values(["bt_cells", "mtu_bytes"], ascending=[False, False], kind="stable").reset_index(drop=True)
     df.insert(2, "source_peak_mbps", 10)
@@ -166,7 +166,7 @@ def run_c2(options: Options, say: Say) -> PartResult:
 def run_t12(options: Options, say: Say) -> PartResult:
     runs = run_grids("Table 12", t12_grids(options.quick), options, say, extract)
     if runs.interrupted:
-        return PartResult("table12", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
+        return PartResult.stopped("table12")
     df = widen(runs.rows, ["peak", "bt", "mtu"]).rename(
         columns={"peak": "source_peak_mbps", "bt": "bt_cells", "mtu": "mtu_bytes"})
     df = df.sort_values("source_peak_mbps", kind="stable").reset_index(drop=True)

@@ -60,8 +60,8 @@ def run(options: Options, say: Say) -> PartResult:
         mtus = [9188, 512]
     runs = run_grids("Table 9", [grid(mtus)], options, say, extract)
     if runs.interrupted:
-        return PartResult("table9", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
-    sim = runs.rows.set_index("mtu") if not runs.rows.empty else pd.DataFrame()
+        return PartResult.stopped("table9")
+    sim = runs.indexed("mtu")
     rows = []
     for _, p in published.iterrows():
         mtu = int(p["mtu_bytes"])

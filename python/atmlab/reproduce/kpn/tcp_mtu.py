@@ -82,7 +82,7 @@ def host_time(mtu: int) -> float:
     """H3's serial sender for the whole transfer: segments T_d + cells
     per_cell (full segments and one short one; ACKs are the receiver's)."""
     w = wire(BYTES, proto="tcp", mtu=mtu, encap="null")
-    return w.datagrams * testbed.us(testbed.H3["per_datagram"]) + w.cells * testbed.us(testbed.H3["per_cell"])
+    return testbed.serial_time(testbed.H3, w.datagrams, w.cells)
 
 
 def run(options: Options, say: Say) -> PartResult:
@@ -90,14 +90,9 @@ def run(options: Options, say: Say) -> PartResult:
     mtus = QUICK_MTUS if options.quick else [int(m) for m in dict.fromkeys(published.mtu_bytes)]
     runs = run_grids("Table 10", [grid(d, mtus) for d in testbed.DIRECTIONS], options, say, extract)
     if runs.interrupted:
-        return PartResult("table10", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
-    sim = runs.rows.set_index(["direction", "mtu"]) if not runs.rows.empty else pd.DataFrame()
+        return PartResult.stopped("table10")
     rows = []
-    for _, p in published.iterrows():
-        key = (p["direction"], int(p["mtu_bytes"]))
-        if key not in sim.index:
-            continue
-        s = sim.loc[key]
+    for key, p, s in runs.matched(published, ["direction", "mtu"], lambda p: (p["direction"], int(p["mtu_bytes"]))):
         true = float(s["throughput_bps"]) / 1e6
         study = true / STUDY_UNIT
         printed = float(p["throughput_mbps"])

@@ -58,14 +58,9 @@ def run(options: Options, say: Say) -> PartResult:
     peaks = QUICK_PEAKS if options.quick else [float(p) for p in dict.fromkeys(published.peak_rate_mbps)]
     runs = run_grids("Table 11", [grid(d, peaks) for d in testbed.DIRECTIONS], options, say, extract)
     if runs.interrupted:
-        return PartResult("table11", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
-    sim = runs.rows.set_index(["direction", "peak"]) if not runs.rows.empty else pd.DataFrame()
+        return PartResult.stopped("table11")
     rows = []
-    for _, p in published.iterrows():
-        key = (p["direction"], float(p["peak_rate_mbps"]))
-        if key not in sim.index:
-            continue
-        s = sim.loc[key]
+    for key, p, s in runs.matched(published, ["direction", "peak"], lambda p: (p["direction"], float(p["peak_rate_mbps"]))):
         true = float(s["throughput_bps"]) / 1e6
         study = true / STUDY_UNIT
         printed = float(p["throughput_mbps"])

@@ -79,6 +79,11 @@ def us(value: str) -> float:
     return float(number) * 1e-6
 
 
+def serial_time(cpu: dict[str, str], datagrams: int, cells: int) -> float:
+    """The study's serial sender (Annex A): T = dg T_d + cells per_cell, s."""
+    return datagrams * us(cpu["per_datagram"]) + cells * us(cpu["per_cell"])
+
+
 # TCP of the EMMA workstations ("Berkeley implementation (Sun TCP/IP sources)", s7.4.3).
 TCP: dict[str, Any] = {
     "variant": "vanilla",

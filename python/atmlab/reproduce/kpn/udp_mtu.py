@@ -71,8 +71,7 @@ def extract(r: Result) -> dict[str, Any]:
 
 def formula_time(direction: str, datagrams: int, cells: int) -> float:
     """H1's serial sender: T = dg T_d + cells (4.24 us + T_c)."""
-    cpu = testbed.H1[testbed.DIRECTIONS[direction][0]]
-    return datagrams * testbed.us(cpu["per_datagram"]) + cells * testbed.us(cpu["per_cell"])
+    return testbed.serial_time(testbed.H1[testbed.DIRECTIONS[direction][0]], datagrams, cells)
 
 
 def run(options: Options, say: Say) -> PartResult:
@@ -80,14 +79,9 @@ def run(options: Options, say: Say) -> PartResult:
     mtus = QUICK_MTUS if options.quick else [int(m) for m in dict.fromkeys(published.mtu_bytes)]
     runs = run_grids("Table 7", [grid(d, mtus) for d in testbed.DIRECTIONS], options, say, extract)
     if runs.interrupted:
-        return PartResult("table7", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
-    sim = runs.rows.set_index(["direction", "mtu"]) if not runs.rows.empty else pd.DataFrame()
+        return PartResult.stopped("table7")
     rows = []
-    for _, p in published.iterrows():
-        key = (p["direction"], int(p["mtu_bytes"]))
-        if key not in sim.index:
-            continue
-        s = sim.loc[key]
+    for key, p, s in runs.matched(published, ["direction", "mtu"], lambda p: (p["direction"], int(p["mtu_bytes"]))):
         misprint = key[1] == 8192  # 30000 printed, 60000 in Annex A (reference README)
         rows.append({
             "direction": key[0],

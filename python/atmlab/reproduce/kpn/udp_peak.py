@@ -75,14 +75,9 @@ def run(options: Options, say: Say) -> PartResult:
              if (ps := [p for p in peaks if counts[p] == n])]
     runs = run_grids("Table 8", grids, options, say, extract)
     if runs.interrupted:
-        return PartResult("table8", "", pd.DataFrame(), pd.DataFrame(), "", interrupted=True)
-    sim = runs.rows.set_index("peak") if not runs.rows.empty else pd.DataFrame()
+        return PartResult.stopped("table8")
     rows = []
-    for _, p in published.iterrows():
-        peak = float(p["peak_rate_mbps"])
-        if peak not in sim.index:
-            continue
-        s = sim.loc[peak]
+    for peak, p, s in runs.matched(published, "peak", lambda p: float(p["peak_rate_mbps"])):
         mbps = float(s["datagrams_received"]) * BURST * 8 / float(s["time_s"]) / 1e6
         rows.append({
             "peak_rate_mbps": peak,
