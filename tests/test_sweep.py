@@ -212,3 +212,13 @@ def test_a_swept_parameter_may_not_shadow_a_results_column(two_hosts):
     sc["sweep"] = {"seed": [1, 2]}
     with pytest.raises(atmlab.ScenarioError, match=r"sweep\.seed.*column of the results table"):
         atmlab.Sweep(sc)
+
+
+def test_results_come_in_point_order_whatever_order_the_runs_finished(tmp_path, two_hosts):
+    db = tmp_path / "r.sqlite"
+    sweep = atmlab.Sweep(voice_sweep(two_hosts), replications=2)
+    sweep.run(db, jobs=2)
+    runs = sweep.results(db)
+    order = {p.scenario_hash: i for i, p in enumerate(sweep.points)}
+    assert list(zip(runs.scenario_hash.map(order), runs.replication)) == sorted(
+        (i, r) for i in range(len(sweep.points)) for r in range(2))

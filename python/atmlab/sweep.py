@@ -231,8 +231,13 @@ class Sweep:
         df = store.runs(sweep=self.name, status=status)
         if df.empty:
             return df
-        hashes = {p.scenario_hash for p in self.points}
-        return df[df.scenario_hash.isin(hashes) & (df.seed == self.seed)].reset_index(drop=True)
+        # In the sweep's point order, then by replication: the database holds
+        # them in the order parallel workers finished.
+        order = {p.scenario_hash: i for i, p in enumerate(self.points)}
+        mine = df[df.scenario_hash.isin(order.keys()) & (df.seed == self.seed)]
+        rank = mine.scenario_hash.map(order)
+        return mine.assign(_point=rank).sort_values(["_point", "replication"], kind="stable").drop(
+            columns="_point").reset_index(drop=True)
 
     def results(self, db: str | Path = DEFAULT_DB, status: str | None = None) -> pd.DataFrame:
         """One row per stored run of this sweep (see :func:`atmlab.results`)."""
