@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from .api import run
-from .errors import AtmlabError, ScenarioError, SimulationError
+from .errors import AtmlabError, LimitError, ScenarioError, SimulationError
 from .result import Result
 from .scenario import load, validate
 from .sweep import Sweep, SweepOutcome, results
@@ -27,6 +27,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "AtmlabError",
+    "LimitError",
     "Result",
     "ScenarioError",
     "SimulationError",

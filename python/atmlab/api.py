@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _core
-from .errors import SimulationError
+from .errors import LimitError, SimulationError
 from .result import Result
 from .scenario import ScenarioLike, load
 
@@ -35,6 +35,8 @@ def run(
         raw = _core.run(sc.to_json(), seed, replication, progress)
     except _core.CoreScenarioError as e:
         raise sc.error(e) from None
+    except _core.CoreLimitError as e:
+        raise LimitError(f"{sc.source}: {e}") from None
     except _core.CoreSimulationError as e:
         raise SimulationError(f"{sc.source}: {e}") from None
     return Result(raw)

@@ -25,3 +25,11 @@ class ScenarioError(AtmlabError):
 class SimulationError(AtmlabError):
     """A run whose result failed its own checks (cell conservation): a bug
     in atmlab, never in the scenario. Please report it with the scenario."""
+
+
+class LimitError(AtmlabError):
+    """A run stopped by a resource limit it would otherwise have exceeded:
+    the memory guard (``simulation.max_cells_held``) when more cells pile up
+    in queues and on links than the limit allows. The message names the
+    place that grew; the scenario offers more traffic there than can be
+    sent."""

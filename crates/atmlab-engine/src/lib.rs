@@ -36,5 +36,5 @@ pub mod units;
 pub use queue::{EventClass, EventQueue};
 pub use rng::{RngStreams, SimRng};
 pub use stats::{TimeAverage, jain_fairness};
-pub use time::{Duration, PS_PER_S, SimTime};
+pub use time::{Duration, MAX_SCENARIO_TIME, PS_PER_S, SimTime};
 pub use units::{BitRate, CELL_BITS, SlotClock};

@@ -141,6 +141,11 @@ impl<E: Copy> EventQueue<E> {
         self.heap.len() - usize::from(self.hole)
     }
 
+    /// Entries allocated for events.
+    pub fn capacity(&self) -> usize {
+        self.heap.capacity()
+    }
+
     /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

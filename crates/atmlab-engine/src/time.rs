@@ -1,16 +1,26 @@
 //! Simulated time: an instant ([`SimTime`]) and a span ([`Duration`]), both
 //! unsigned 64-bit counts of picoseconds.
 //!
-//! 2^64 ps is about 213 days, far beyond any run. Arithmetic that would
-//! overflow or go negative panics (a broken invariant, never a user error);
-//! the `checked_*` variants return `None` instead. There is no floating-point
-//! time inside the core: `as_secs_f64` exists only for reporting.
+//! 2^64 ps is about 213 days, far beyond any run (a scenario's times are
+//! validated to at most [`MAX_SCENARIO_TIME`]). Arithmetic that would
+//! overflow or go negative through the operators panics (a broken invariant,
+//! never a user error); the `checked_*` variants return `None` instead, and
+//! [`SimTime::saturating_add`] gives [`SimTime::MAX`], "never", for instants
+//! computed from quantities that grow during a run (a departure behind a
+//! long queue on a slow link, a blocked CPU's wait), which are then simply
+//! later than the end of any run. There is no floating-point time inside the
+//! core: `as_secs_f64` exists only for reporting.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// Picoseconds per second.
 pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// The longest time a scenario may state (a run's duration, a delay, an
+/// interval, a timer): 10^6 s, about 11.6 days. Any sum of a few such
+/// values and the end of a run stays far below 2^64 ps (about 213 days).
+pub const MAX_SCENARIO_TIME: Duration = Duration(1_000_000 * PS_PER_S);
 
 /// An instant of simulated time, in picoseconds since the start of the run.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -45,6 +55,10 @@ impl SimTime {
     /// The span from `earlier` to `self`, or `None` if `earlier` is later.
     pub fn checked_since(self, earlier: SimTime) -> Option<Duration> {
         self.0.checked_sub(earlier.0).map(Duration)
+    }
+    /// `self + d`, or [`SimTime::MAX`] ("never") on overflow.
+    pub fn saturating_add(self, d: Duration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
     }
     /// The span from `earlier` to `self`, zero if `earlier` is later.
     pub fn saturating_since(self, earlier: SimTime) -> Duration {
@@ -101,6 +115,10 @@ impl Duration {
     /// `self + d`, or `None` on overflow.
     pub fn checked_add(self, d: Duration) -> Option<Duration> {
         self.0.checked_add(d.0).map(Duration)
+    }
+    /// `self + d`, saturating at [`Duration::MAX`].
+    pub fn saturating_add(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_add(d.0))
     }
 }
 
@@ -207,6 +225,17 @@ mod tests {
     fn test_checked_overflow_is_none() {
         assert_eq!(SimTime::MAX.checked_add(Duration::from_ps(1)), None);
         assert_eq!(Duration::MAX.checked_mul(2), None);
+    }
+
+    #[test]
+    fn test_saturating_add_is_never_past_the_end() {
+        let t = SimTime::from_ps(u64::MAX - 5);
+        assert_eq!(t.saturating_add(Duration::from_ps(10)), SimTime::MAX);
+        assert_eq!(SimTime::ZERO.saturating_add(Duration::from_ps(10)), SimTime::from_ps(10));
+        // A few of the longest times a scenario can state, added to the
+        // latest end of a run, stay representable.
+        let end = SimTime::ZERO + MAX_SCENARIO_TIME;
+        assert!(end.checked_add(MAX_SCENARIO_TIME.checked_mul(10).unwrap()).is_some());
     }
 
     #[test]

@@ -34,11 +34,12 @@ impl BitRate {
     pub fn cells_per_s(self) -> f64 {
         self.0 as f64 / CELL_BITS as f64
     }
-    /// Time to send `bits` bits, rounded up to a whole picosecond.
+    /// Time to send `bits` bits, rounded up to a whole picosecond
+    /// ([`Duration::MAX`] if that does not fit in 64 bits).
     pub fn tx_time(self, bits: u64) -> Duration {
         let num = bits as u128 * PS_PER_S as u128;
         let ps = num.div_ceil(self.0 as u128);
-        Duration::from_ps(u64::try_from(ps).expect("transmission time overflow"))
+        Duration::from_ps(u64::try_from(ps).unwrap_or(u64::MAX))
     }
     /// Time to send one 53-byte cell, rounded up.
     pub fn cell_time(self) -> Duration {
@@ -73,6 +74,9 @@ impl fmt::Debug for BitRate {
 /// `k` and its boundary; [`advance`](Self::advance) moves to `k + 1` with a
 /// carried remainder and [`seek`](Self::seek) jumps forward to the first
 /// boundary at or after a given instant (the only place that divides).
+///
+/// A boundary beyond 2^64 ps (a long queue on a very slow link) is
+/// [`SimTime::MAX`], "never": later than the end of any run.
 #[derive(Clone, Debug)]
 pub struct SlotClock {
     epoch: u64,
@@ -115,20 +119,34 @@ impl SlotClock {
     }
 
     /// Start of the current slot.
+    #[inline]
     pub fn boundary(&self) -> SimTime {
-        SimTime::from_ps(self.epoch + self.base + u64::from(self.rem > 0))
+        SimTime::from_ps(self.epoch.saturating_add(self.base).saturating_add(u64::from(self.rem > 0)))
     }
 
     /// Moves to the next slot.
     #[inline]
     pub fn advance(&mut self) {
         self.k += 1;
-        self.base += self.q;
+        self.base = self.base.saturating_add(self.q);
         self.rem += self.r;
         if self.rem >= self.rate {
             self.rem -= self.rate;
-            self.base += 1;
+            self.base = self.base.saturating_add(1);
         }
+    }
+
+    /// How many slots (from slot 0) start strictly before `t`: the slots a
+    /// run that ends at `t` offers, against which a port's utilization is
+    /// counted.
+    pub fn slots_before(&self, t: SimTime) -> u64 {
+        let Some(t_rel) = t.as_ps().checked_sub(self.epoch).filter(|t| *t > 0) else {
+            return 0;
+        };
+        // Slots k with ceil(k P / R) < t', i.e. k P / R <= t' - 1, i.e.
+        // k <= (t' - 1) R / P: that is floor((t' - 1) R / P) + 1 slots.
+        let k = (t_rel as u128 - 1) * self.rate as u128 / self.period_num + 1;
+        u64::try_from(k).unwrap_or(u64::MAX)
     }
 
     /// Moves forward to the first slot whose boundary is at or after `t`
@@ -138,16 +156,14 @@ impl SlotClock {
             return;
         }
         // Smallest k with ceil(k P / R) >= t - epoch, i.e. k P / R > t' - 1.
-        let t_rel = (t.as_ps() - self.epoch) as u128;
-        let k = (t_rel - 1) * self.rate as u128 / self.period_num + 1;
-        self.set_slot(u64::try_from(k).expect("slot index overflow"));
+        self.set_slot(self.slots_before(t));
         debug_assert!(self.boundary() >= t);
     }
 
     fn set_slot(&mut self, k: u64) {
         let kp = k as u128 * self.period_num;
         self.k = k;
-        self.base = u64::try_from(kp / self.rate as u128).expect("slot time overflow");
+        self.base = u64::try_from(kp / self.rate as u128).unwrap_or(u64::MAX);
         self.rem = (kp % self.rate as u128) as u64;
     }
 }
@@ -193,6 +209,31 @@ mod tests {
         assert_eq!(c.slot(), 2);
         c.seek(SimTime::from_ps(5)); // never backwards
         assert_eq!(c.slot(), 2);
+    }
+
+    #[test]
+    fn test_slots_before_counts_boundaries_strictly_before() {
+        let c = SlotClock::new(oc3(), CELL_BITS);
+        assert_eq!(c.slots_before(SimTime::ZERO), 0);
+        assert_eq!(c.slots_before(SimTime::from_ps(1)), 1); // slot 0 at t = 0
+        assert_eq!(c.slots_before(SimTime::from_ps(2_726_338)), 1); // boundary 1 is not before itself
+        assert_eq!(c.slots_before(SimTime::from_ps(2_726_339)), 2);
+        // 1 ms at 155.52 Mbit/s: 366.79 cell times, 367 slots start in [0, 1 ms).
+        assert_eq!(c.slots_before(SimTime::ZERO + Duration::from_ms(1)), 367);
+        let shifted = SlotClock::with_epoch(oc3(), CELL_BITS, SimTime::from_ps(100));
+        assert_eq!(shifted.slots_before(SimTime::from_ps(100)), 0);
+        assert_eq!(shifted.slots_before(SimTime::from_ps(101)), 1);
+    }
+
+    #[test]
+    fn test_boundaries_beyond_2_64_ps_are_never() {
+        // 1 bit/s: a cell slot lasts 424 s; slot 2^40 would be at 4.7e14 s.
+        let mut c = SlotClock::new(BitRate::from_bps(1).unwrap(), CELL_BITS);
+        c.seek(SimTime::from_ps(u64::MAX - 1));
+        c.advance();
+        assert_eq!(c.boundary(), SimTime::MAX);
+        c.advance();
+        assert_eq!(c.boundary(), SimTime::MAX);
     }
 
     #[test]

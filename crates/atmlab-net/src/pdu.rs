@@ -183,6 +183,11 @@ impl PduTable {
         self.slots.iter().filter_map(|s| s.pdu.as_ref())
     }
 
+    /// Entries of the table, live and free.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
     /// PDUs whose cells are not all settled yet.
     pub fn in_flight(&self) -> usize {
         self.slots.len() - self.free.len()

@@ -7,24 +7,86 @@
 #![allow(clippy::disallowed_methods)] // the benchmark entry points read the wall clock
 
 use atmlab_engine::SimTime;
-use atmlab_net::sim::Simulation;
+use atmlab_net::sim::{Simulation, SimulationError};
 use atmlab_scenario::{ScenarioError, parse_json};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 use std::time::Instant;
 
 create_exception!(_core, CoreScenarioError, PyValueError, "A scenario problem: args are (key path, message).");
 create_exception!(_core, CoreSimulationError, pyo3::exceptions::PyRuntimeError, "A run that failed its checks.");
+create_exception!(_core, CoreLimitError, pyo3::exceptions::PyRuntimeError, "A run stopped by a resource limit.");
 
 fn scenario_err(e: ScenarioError) -> PyErr {
     CoreScenarioError::new_err((e.path, e.message))
+}
+
+fn simulation_err(e: SimulationError) -> PyErr {
+    match e {
+        SimulationError::Limit(_) => CoreLimitError::new_err(e.to_string()),
+        SimulationError::Conservation(_) => CoreSimulationError::new_err(e.to_string()),
+    }
+}
+
+thread_local! {
+    /// The message and place of the last panic on this thread, kept by the
+    /// panic hook for the error that reports it.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f`, turning a panic (a broken invariant inside the core: a bug in
+/// atmlab) into an ordinary `CoreSimulationError` that names the panic and
+/// where it happened. Python would otherwise see a `PanicException`, which
+/// is not an `Exception`: it escapes `except Exception`, cannot be pickled
+/// back from a worker process, and takes a whole sweep down.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned());
+            let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{place}")));
+            if std::env::var_os("ATMLAB_PANIC_BACKTRACE").is_some() {
+                default(info);
+            }
+        }));
+    });
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        let what = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic".to_owned());
+        Err(CoreSimulationError::new_err(format!(
+            "internal error (a bug in atmlab; please report it with the scenario and seed): {what}"
+        )))
+    })
 }
 
 fn build(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<Simulation> {
     let sc = parse_json(scenario_json).map_err(scenario_err)?;
     let seed = seed.unwrap_or(sc.simulation.seed);
     sc.build(seed, replication).map_err(scenario_err)
+}
+
+/// The test hook of docs/architecture.md ("Errors"): a run whose scenario
+/// JSON contains the text of the environment variable `ATMLAB_TEST_PANIC`
+/// panics inside the core, so the tests can check that a panicking run is
+/// recorded as failed and never stops a sweep (no scenario panics any more).
+fn test_panic_hook(scenario_json: &str) {
+    if let Some(marker) = std::env::var_os("ATMLAB_TEST_PANIC")
+        && let Some(marker) = marker.to_str()
+        && !marker.is_empty()
+        && scenario_json.contains(marker)
+    {
+        panic!("test panic requested by ATMLAB_TEST_PANIC");
+    }
 }
 
 fn run_sim(py: Python<'_>, mut sim: Simulation, progress: Option<&Bound<'_, PyAny>>) -> PyResult<(String, f64)> {
@@ -34,13 +96,12 @@ fn run_sim(py: Python<'_>, mut sim: Simulation, progress: Option<&Bound<'_, PyAn
         let end = sim.end().as_ps();
         for i in 1..100u64 {
             let until = SimTime::from_ps((u128::from(end) * u128::from(i) / 100) as u64);
-            py.detach(|| sim.advance(until));
+            py.detach(|| guarded(|| Ok(sim.advance(until))))?;
             report.call1((i as f64 / 100.0,))?;
         }
     }
-    let result = py.detach(move || sim.run());
+    let result = py.detach(move || guarded(|| sim.run().map_err(simulation_err)))?;
     let wall = t.elapsed().as_secs_f64();
-    let result = result.map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
     let json = serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
     Ok((json, wall))
 }
@@ -49,7 +110,7 @@ fn run_sim(py: Python<'_>, mut sim: Simulation, progress: Option<&Bound<'_, PyAn
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None, replication=0))]
 fn validate(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<()> {
-    build(scenario_json, seed, replication).map(|_| ())
+    guarded(|| build(scenario_json, seed, replication).map(|_| ()))
 }
 
 /// Runs a scenario (JSON text); returns the result as JSON text.
@@ -63,7 +124,11 @@ fn run(
     replication: u64,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    let sim = build(scenario_json, seed, replication)?;
+    let sim = guarded(|| {
+        let sim = build(scenario_json, seed, replication)?;
+        test_panic_hook(scenario_json);
+        Ok(sim)
+    })?;
     run_sim(py, sim, progress).map(|(json, _)| json)
 }
 
@@ -72,8 +137,29 @@ fn run(
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None))]
 fn bench_scenario(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<(String, f64)> {
-    let sim = build(scenario_json, seed, 0)?;
+    let sim = guarded(|| build(scenario_json, seed, 0))?;
     run_sim(py, sim, None)
+}
+
+/// Runs a scenario and reports what it holds in memory at each of the
+/// simulated `times` (seconds, increasing): a list of JSON texts of
+/// `atmlab_net::sim::Footprint`. The memory tests use it to check, on the
+/// simulation's own state rather than on the process's RSS, that memory
+/// does not grow with simulated time.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, times, seed=None))]
+fn footprints(py: Python<'_>, scenario_json: &str, times: Vec<f64>, seed: Option<u64>) -> PyResult<Vec<String>> {
+    let mut sim = guarded(|| build(scenario_json, seed, 0))?;
+    let mut out = Vec::with_capacity(times.len());
+    for t in times {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(PyValueError::new_err(format!("times: {t} is not a time in seconds")));
+        }
+        let until = SimTime::from_ps((t * 1e12).round().min(u64::MAX as f64) as u64);
+        let fp = py.detach(|| guarded(|| Ok(sim.advance_to(until))))?;
+        out.push(serde_json::to_string(&fp).map_err(|e| CoreSimulationError::new_err(e.to_string()))?);
+    }
+    Ok(out)
 }
 
 /// Runs the bare event loop until `cells` cells are delivered: returns
@@ -92,6 +178,10 @@ fn bench_baseline(py: Python<'_>, cells: u64) -> (u64, u64, f64, f64) {
 /// "rfc791" or "berkeley". Returns JSON text (`datagrams`, `cells`, `sizes`).
 #[pyfunction]
 fn cells(payload: u64, proto: &str, mtu: u32, encap: &str, fragmentation: &str) -> PyResult<String> {
+    guarded(|| wire_json(payload, proto, mtu, encap, fragmentation))
+}
+
+fn wire_json(payload: u64, proto: &str, mtu: u32, encap: &str, fragmentation: &str) -> PyResult<String> {
     use atmlab_net::aal5::Encapsulation;
     use atmlab_net::ip::{Fragmentation, MIN_MTU, Proto, wire};
     let bad = |what: String| PyValueError::new_err(what);
@@ -145,7 +235,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(cells, m)?)?;
     m.add_function(wrap_pyfunction!(core_build, m)?)?;
+    m.add_function(wrap_pyfunction!(footprints, m)?)?;
     m.add("CoreScenarioError", m.py().get_type::<CoreScenarioError>())?;
     m.add("CoreSimulationError", m.py().get_type::<CoreSimulationError>())?;
+    m.add("CoreLimitError", m.py().get_type::<CoreLimitError>())?;
     Ok(())
 }

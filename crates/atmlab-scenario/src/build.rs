@@ -46,6 +46,9 @@ enum AppRef {
     Udp(FlowId),
 }
 
+/// The largest memory guard a scenario may set (about 240 GB of cells).
+const MAX_CELLS_HELD: u64 = 10_000_000_000;
+
 /// Probes may not ask for more samples than this in one run.
 const MAX_SAMPLES: u64 = 10_000_000;
 
@@ -67,6 +70,15 @@ impl Scenario {
         cx.b.set_slot_phase(self.simulation.slot_phase.unwrap_or_default());
         cx.b.set_clock_tolerance(self.simulation.clock_tolerance_ppm.unwrap_or(0.0))
             .map_err(|e| err("simulation.clock_tolerance_ppm", e.to_string()))?;
+        if let Some(limit) = self.simulation.max_cells_held {
+            if !(1..=MAX_CELLS_HELD).contains(&limit.0) {
+                return Err(err(
+                    "simulation.max_cells_held",
+                    format!("{} cells is outside 1..{MAX_CELLS_HELD} cells", limit.0),
+                ));
+            }
+            cx.b.set_max_cells_held(limit.0);
+        }
         cx.nodes()?;
         cx.links()?;
         cx.vcs()?;

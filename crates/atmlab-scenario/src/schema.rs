@@ -6,7 +6,7 @@
 //! `docs/scenario-format.md` documents each key; this file is the schema.
 
 use crate::units;
-use atmlab_engine::{BitRate, Duration};
+use atmlab_engine::{BitRate, Duration, MAX_SCENARIO_TIME};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{ServiceCategory, UpcAction};
 use atmlab_net::ip::Fragmentation;
@@ -63,13 +63,37 @@ fn nonneg_bytes(v: i64) -> Result<u64, String> {
     u64::try_from(v).map_err(|_| "must not be negative".to_string())
 }
 
+/// The slowest rate a scenario may state: 1 kbit/s (a cell every 0.424 s).
+pub const MIN_RATE_BPS: u64 = 1_000;
+/// The fastest rate a scenario may state: 1 Tbit/s.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
+
+/// A time of the scenario: at most [`MAX_SCENARIO_TIME`], so that no sum of
+/// the core's times can overflow its 64-bit picoseconds.
+fn scenario_time(s: &str) -> Result<Duration, String> {
+    let d = units::duration(s)?;
+    if d > MAX_SCENARIO_TIME {
+        return Err(format!("must be at most {MAX_SCENARIO_TIME} (about 11.6 days)"));
+    }
+    Ok(d)
+}
+
+/// A rate of the scenario: from [`MIN_RATE_BPS`] to [`MAX_RATE_BPS`].
+fn scenario_rate(s: &str) -> Result<BitRate, String> {
+    let r = units::rate(s)?;
+    if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&r.bps()) {
+        return Err("must be between 1 kbit/s and 1 Tbit/s".to_string());
+    }
+    Ok(r)
+}
+
 quantity!(
-    /// A time span, e.g. `"5 us"`.
-    Time(Duration), "a time with its unit, e.g. \"5 us\"", units::duration, int: None
+    /// A time span, e.g. `"5 us"` (at most 10^6 s).
+    Time(Duration), "a time with its unit, e.g. \"5 us\"", scenario_time, int: None
 );
 quantity!(
-    /// A rate, e.g. `"155.52 Mbit/s"`.
-    Rate(BitRate), "a rate with its unit, e.g. \"155.52 Mbit/s\"", units::rate, int: None
+    /// A rate, e.g. `"155.52 Mbit/s"` (1 kbit/s to 1 Tbit/s).
+    Rate(BitRate), "a rate with its unit, e.g. \"155.52 Mbit/s\"", scenario_rate, int: None
 );
 quantity!(
     /// A size in bytes, e.g. `"512 bytes"` (a bare integer means bytes).
@@ -218,6 +242,11 @@ pub struct SimulationSpec {
     /// its own stream); 0 (default): exact rates.
     #[serde(default)]
     pub clock_tolerance_ppm: Option<f64>,
+    /// The memory guard: the run stops with an error naming the queue that
+    /// grew when more cells than this are held in queues, on links and at
+    /// hosts' CPUs at once (default 50,000,000 cells, about 1.2 GB).
+    #[serde(default)]
+    pub max_cells_held: Option<Cells>,
 }
 
 fn default_seed() -> u64 {

@@ -280,6 +280,8 @@ pub struct Port {
     /// Propagation delay.
     pub delay: Duration,
     mode: PortMode,
+    /// Where slot 0 starts.
+    phase: SimTime,
     /// Slotted: the slot the port sends in next (or starts from when idle).
     /// Pipelined: the first slot not yet assigned to a cell.
     tail: SlotClock,
@@ -287,6 +289,8 @@ pub struct Port {
     head: SlotClock,
     cell_time: Duration,
     busy: bool,
+    /// Slotted: when the last cell was sent.
+    last_tx: SimTime,
     accepted: u64,
     wait_area: u128,
     max_queued: u32,
@@ -328,17 +332,22 @@ impl Port {
                 pool_limit[1 + c] = *limit;
             }
         }
-        let prealloc = config.buffer.map_or(1024, |b| b.min(1 << 16) as usize);
+        // Queues grow as they fill (amortised doubling, once per run); a
+        // large preallocation per queue would cost megabytes per port in a
+        // scenario of thousands of ports, most of which never queue much.
+        let prealloc = config.buffer.map_or(64, |b| b.min(64) as usize);
         Port {
             name,
             rate,
             line: rate,
             delay,
             mode: PortMode::Slotted,
+            phase: SimTime::ZERO,
             tail: SlotClock::new(rate, CELL_BITS),
             head: SlotClock::new(rate, CELL_BITS),
             cell_time: rate.cell_time(),
             busy: false,
+            last_tx: SimTime::MAX,
             accepted: 0,
             wait_area: 0,
             max_queued: 0,
@@ -381,6 +390,7 @@ impl Port {
         self.rate = rate;
         self.line = line;
         self.cell_time = line.cell_time();
+        self.phase = phase;
         self.tail = SlotClock::with_epoch(rate, CELL_BITS, phase);
         self.head = self.tail.clone();
     }
@@ -599,8 +609,9 @@ impl Port {
         self.tail.advance();
         let queued = (self.tail.slot() - self.head.slot()) as u32;
         self.max_queued = self.max_queued.max(queued);
-        self.wait_area += u128::from((start - now).as_ps());
-        Offer::Departs { arrival: start + self.cell_time + self.delay, cell }
+        self.wait_area += u128::from(start.saturating_since(now).as_ps());
+        // A slot past 2^64 ps (a huge queue on a very slow link) is "never".
+        Offer::Departs { arrival: start.saturating_add(self.cell_time).saturating_add(self.delay), cell }
     }
 
     /// Sends one cell in the slot that starts `now` (the port's pending slot
@@ -622,8 +633,9 @@ impl Port {
         self.queued -= 1;
         self.stats.occupancy.set(now, u64::from(self.queued));
         self.stats.cells_out += 1;
+        self.last_tx = now;
 
-        let arrival = now + self.cell_time + self.delay;
+        let arrival = now.saturating_add(self.cell_time).saturating_add(self.delay);
         self.tail.advance();
         let next_slot = if self.queued > 0 {
             Some(self.tail.boundary())
@@ -670,7 +682,10 @@ impl Port {
     /// Cells whose transmission started before `now` (a probe's view).
     pub fn sent_by(&mut self, now: SimTime) -> u64 {
         match self.mode {
-            PortMode::Slotted => self.stats.cells_out,
+            // The cell of a slot starting exactly now has been sent already
+            // (slot events run before probes) but counts from now on, as in
+            // pipelined mode.
+            PortMode::Slotted => self.stats.cells_out - u64::from(self.last_tx == now),
             PortMode::Pipelined => self.accepted - u64::from(self.pipeline_queued(now)),
         }
     }
@@ -733,6 +748,26 @@ impl Port {
             Some((t, _)) if *t < end => self.channel.pop_front().map(|(_, c)| c),
             _ => None,
         }
+    }
+
+    /// Cells the port holds: queued, and on its link (for a pipelined port
+    /// its queue is the front of the link's FIFO, so that is the link alone).
+    pub fn held_cells(&self) -> u64 {
+        let queued: usize = self.queues.iter().map(VecDeque::len).sum();
+        (queued + self.channel.len()) as u64
+    }
+
+    /// Cell entries allocated for the port's queues and link, and for the
+    /// frame ends of a link into a host.
+    pub fn cell_capacity(&self) -> u64 {
+        let queues: usize = self.queues.iter().map(VecDeque::capacity).sum();
+        (queues + self.channel.capacity() + self.frame_ends.capacity()) as u64
+    }
+
+    /// Slots that start strictly before `t`: the cells the port could have
+    /// started by then (its utilization is cells sent over this count).
+    pub fn slots_before(&self, t: SimTime) -> u64 {
+        SlotClock::with_epoch(self.rate, CELL_BITS, self.phase).slots_before(t)
     }
 
     /// Cells dropped at the port, for every reason.

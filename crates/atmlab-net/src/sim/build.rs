@@ -241,6 +241,7 @@ pub struct NetworkBuilder {
     pub(super) clock_ppm: f64,
     pub(super) probes: Vec<ProbeSpec>,
     pub(super) upcs: Vec<Upc>,
+    pub(super) max_cells_held: u64,
 }
 
 /// A policer and where it sits.
@@ -276,7 +277,18 @@ impl NetworkBuilder {
             clock_ppm: 0.0,
             probes: Vec::new(),
             upcs: Vec::new(),
+            max_cells_held: super::DEFAULT_MAX_CELLS_HELD,
         }
+    }
+
+    /// The memory guard: the run stops with [`SimulationError::Limit`]
+    /// (naming the place that grew) when more than `cells` cells are held
+    /// in queues, on links and at hosts at once (default
+    /// [`DEFAULT_MAX_CELLS_HELD`](super::DEFAULT_MAX_CELLS_HELD)).
+    ///
+    /// [`SimulationError::Limit`]: super::SimulationError::Limit
+    pub fn set_max_cells_held(&mut self, cells: u64) {
+        self.max_cells_held = cells;
     }
 
     /// The run's random streams.

@@ -149,6 +149,8 @@ pub struct Host {
     /// CPU costs and buffer limits.
     pub model: HostModel,
     pub(crate) tx: VecDeque<PendingTx>,
+    /// Cells of the datagrams in `tx` (for the memory guard).
+    pub(crate) tx_cells: u64,
     pub(crate) tx_phase: TxPhase,
     pub(crate) rx: VecDeque<PendingRx>,
 }
@@ -166,6 +168,7 @@ impl Host {
             stats: HostStats::default(),
             model: HostModel::default(),
             tx: VecDeque::new(),
+            tx_cells: 0,
             tx_phase: TxPhase::Idle,
             rx: VecDeque::new(),
         }

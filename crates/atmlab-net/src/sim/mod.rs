@@ -26,6 +26,7 @@
 
 mod apps;
 mod build;
+mod guard;
 mod host;
 mod probes;
 mod results;
@@ -36,6 +37,7 @@ pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
     OnOffParams, SlotPhase, Upc, VcHandle,
 };
+pub use guard::{DEFAULT_MAX_CELLS_HELD, Footprint};
 pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
 pub use probes::{ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
@@ -115,6 +117,9 @@ pub struct Simulation {
     events: u64,
     upcs: Vec<build::Upc>,
     policed: u64,
+    max_cells_held: u64,
+    /// Why the run stopped early (the memory guard), if it did.
+    stopped: Option<String>,
     #[allow(dead_code)]
     rng: RngStreams,
 }
@@ -148,6 +153,8 @@ impl Simulation {
             events: 0,
             upcs: b.upcs,
             policed: 0,
+            max_cells_held: b.max_cells_held,
+            stopped: None,
             rng: b.rng,
         };
         for (i, c) in sim.conns.iter().enumerate() {
@@ -256,6 +263,13 @@ impl Simulation {
         }
     }
 
+    /// Advances to `until` as [`advance`](Self::advance) does and reports
+    /// what the run then holds.
+    pub fn advance_to(&mut self, until: SimTime) -> Footprint {
+        self.advance(until);
+        self.footprint()
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
@@ -291,6 +305,9 @@ impl Simulation {
     /// first; `run` finishes what is left.)
     pub fn run(mut self) -> Result<RunResult, SimulationError> {
         self.advance(self.end);
+        if let Some(why) = self.stopped.take() {
+            return Err(SimulationError::Limit(why));
+        }
         self.now = self.end;
         for p in &mut self.ports {
             p.settle(self.end);
@@ -309,12 +326,20 @@ impl Simulation {
         self.finish()
     }
 
-    /// Processes every event due strictly before `until` (at most the end).
+    /// Processes every event due strictly before `until` (at most the end),
+    /// unless the memory guard stops the run ([`run`](Self::run) then
+    /// reports why).
     pub fn advance(&mut self, until: SimTime) {
         let until = until.min(self.end);
+        if self.stopped.is_some() {
+            return;
+        }
         while let Some((t, ev)) = self.queue.pop_before(until) {
             self.now = t;
             self.events += 1;
+            if self.events % guard::GUARD_EVERY == 0 && self.over_limit() {
+                return;
+            }
             match ev {
                 Event::LinkArrival(p) => self.on_link_arrival(p),
                 Event::PortSlot(p) => self.on_port_slot(p),
@@ -351,11 +376,19 @@ impl Simulation {
             self.settle_lost(cell);
             return;
         }
-        let vc = &self.ports[p.idx()].vcs[cell.slot as usize];
+        let port = &self.ports[p.idx()];
+        let vc = &port.vcs[cell.slot as usize];
         if vc.eager && arrival < self.end {
             let (next, upc) = (vc.next, vc.upc);
             self.cell_hops += 1;
             self.enter_switch(next, upc, arrival, cell);
+        } else if port.is_to_host() && cell.pdu == PduId::NONE && arrival < self.end {
+            // A cell source's cell only adds to its sink's count: it needs
+            // no event, and is not kept on the link until a frame end that
+            // never comes (it would pile up in memory for the whole run).
+            let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
+            self.cell_hops += 1;
+            self.host_receive(host, vc, cell);
         } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
@@ -573,6 +606,7 @@ impl Simulation {
             return;
         }
         host.tx.push_back(host::PendingTx { vc: from.vc, dest, payload, cells, created: self.now });
+        host.tx_cells += u64::from(cells);
         if host.tx_phase == host::TxPhase::Idle {
             host.tx_phase = host::TxPhase::Header;
             let t = self.now + host.model.per_datagram;
@@ -598,12 +632,13 @@ impl Simulation {
                             // Wait until enough cells have left (the adapter
                             // sends one per cell time while it has any).
                             let cell_time = self.ports[port.idx()].rate.cell_time();
-                            let wait = cell_time.checked_mul(u64::from(excess)).expect("a wait of cells fits in time");
-                            self.queue.push(self.now + wait, APP, Event::HostTx(h));
+                            let wait = cell_time.saturating_mul(u64::from(excess));
+                            self.queue.push(self.now.saturating_add(wait), APP, Event::HostTx(h));
                         }
                         Overflow::Drop => {
                             let host = &mut self.hosts[h.idx()];
-                            host.tx.pop_front();
+                            let dropped = host.tx.pop_front().expect("the sending CPU has a datagram");
+                            host.tx_cells -= u64::from(dropped.cells);
                             host.stats.adapter_dropped += 1;
                             self.next_tx(h);
                         }
@@ -613,13 +648,14 @@ impl Simulation {
             }
             if !model.per_cell.is_zero() {
                 self.hosts[h.idx()].tx_phase = host::TxPhase::Cells;
-                let write = model.per_cell.checked_mul(u64::from(cells)).expect("a datagram's write time fits");
-                self.queue.push(self.now + write, APP, Event::HostTx(h));
+                let write = model.per_cell.saturating_mul(u64::from(cells));
+                self.queue.push(self.now.saturating_add(write), APP, Event::HostTx(h));
                 return;
             }
         }
         let host = &mut self.hosts[h.idx()];
         let item = host.tx.pop_front().expect("the sending CPU has a datagram");
+        host.tx_cells -= u64::from(item.cells);
         host.stats.datagrams_sent += 1;
         let from = VcEnd { host: h, vc: item.vc };
         self.send_cells(from, item.dest, item.payload, item.cells, item.created);
@@ -744,7 +780,13 @@ impl Simulation {
                     _ if probe.next == 0 => 0.0,
                     ProbeKind::Goodput => delta as f64 * 8.0 / secs,
                     ProbeKind::Utilization => match probe.spec.target {
-                        ProbeTarget::Port(q) => delta as f64 / (secs * self.ports[q.idx()].rate.cells_per_s()),
+                        // Cells started over slots started in the interval:
+                        // both counted strictly before now, so at most 1.
+                        ProbeTarget::Port(q) => {
+                            let slots = self.ports[q.idx()].slots_before(now);
+                            let offered = slots - std::mem::replace(&mut probe.last_slots, slots);
+                            if offered == 0 { 0.0 } else { delta as f64 / offered as f64 }
+                        }
                         _ => unreachable!("utilization probes watch ports"),
                     },
                     _ => delta as f64,

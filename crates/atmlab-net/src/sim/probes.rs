@@ -91,12 +91,14 @@ pub(crate) struct Probe {
     pub spec: ProbeSpec,
     pub next: u64,
     pub last: u64,
+    /// Utilization: the port's slots counted at the previous sample.
+    pub last_slots: u64,
     pub times_ps: Vec<u64>,
     pub values: Vec<f64>,
 }
 
 impl Probe {
     pub fn new(spec: ProbeSpec) -> Probe {
-        Probe { spec, next: 0, last: 0, times_ps: Vec::new(), values: Vec::new() }
+        Probe { spec, next: 0, last: 0, last_slots: 0, times_ps: Vec::new(), values: Vec::new() }
     }
 }

@@ -24,6 +24,9 @@ pub enum SimulationError {
     /// The cell accounting does not balance: a model bug, never a user error.
     #[error("cell conservation violated: {0}")]
     Conservation(String),
+    /// The run was stopped by the memory guard (`simulation.max_cells_held`).
+    #[error("{0}")]
+    Limit(String),
 }
 
 /// The capacity the efficiency is measured against.
@@ -444,7 +447,10 @@ impl Simulation {
                     lost_on_link: st.lost_on_link,
                     max_queue: p.max_queue(),
                     mean_queue: p.mean_queue(self.end),
-                    utilization: st.cells_out as f64 / (dur * p.rate.cells_per_s()),
+                    utilization: match p.slots_before(self.end) {
+                        0 => 0.0,
+                        slots => st.cells_out as f64 / slots as f64,
+                    },
                     categories: crate::atm::ServiceCategory::ALL
                         .iter()
                         .zip(st.per_category)

@@ -1,0 +1,106 @@
+//! The memory guard and the footprint of a run.
+//!
+//! A run holds cells in port queues, on links and (as datagrams) at hosts'
+//! CPUs. With finite buffers everywhere that is bounded, but a scenario may
+//! leave a buffer unlimited (a host adapter by default) and offer more than
+//! its link carries; the cells held then grow until the machine runs out of
+//! memory. The guard counts them every [`GUARD_EVERY`] events and stops the
+//! run with an error naming the place that grew once they exceed
+//! `simulation.max_cells_held`.
+//!
+//! [`Footprint`] reports what a run holds at an instant; the tests use it to
+//! check that memory stays flat over simulated time (docs/architecture.md).
+
+use super::Simulation;
+use serde::Serialize;
+
+/// Events between two checks of the memory guard (a power of two): cheap
+/// enough to vanish in the event loop, often enough that a run overshoots
+/// the limit by at most a few tens of thousands of cells.
+pub(super) const GUARD_EVERY: u64 = 1 << 14;
+
+/// The default of `simulation.max_cells_held`: 50 million cells, about 1.2
+/// GB of cell records, far above any finite-buffer scenario (the largest
+/// shipped ones hold under a million).
+pub const DEFAULT_MAX_CELLS_HELD: u64 = 50_000_000;
+
+/// What a run holds in memory at one instant.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Footprint {
+    /// Simulated time, seconds.
+    pub time_s: f64,
+    /// Cells in port queues and on links.
+    pub cells_held: u64,
+    /// Cell entries allocated for port queues, links and frame ends.
+    pub cell_capacity: u64,
+    /// Cells of datagrams waiting for a host's sending CPU.
+    pub cells_at_hosts: u64,
+    /// Datagrams waiting for a host's sending or receiving CPU.
+    pub datagrams_waiting: u64,
+    /// Datagram entries allocated at hosts.
+    pub datagram_capacity: u64,
+    /// PDUs with cells still in the network.
+    pub pdus_live: u64,
+    /// Entries of the PDU table (live and free).
+    pub pdu_slots: u64,
+    /// Events pending.
+    pub events_pending: u64,
+    /// Entries allocated in the event queue.
+    pub event_capacity: u64,
+    /// Time-series samples recorded so far (these grow with time by design:
+    /// a probe records what it was asked to).
+    pub probe_samples: u64,
+}
+
+impl Simulation {
+    /// What the run holds now.
+    pub fn footprint(&self) -> Footprint {
+        let hosts = self.hosts.iter();
+        Footprint {
+            time_s: self.now.as_secs_f64(),
+            cells_held: self.ports.iter().map(|p| p.held_cells()).sum(),
+            cell_capacity: self.ports.iter().map(|p| p.cell_capacity()).sum(),
+            cells_at_hosts: self.hosts.iter().map(|h| h.tx_cells).sum(),
+            datagrams_waiting: hosts.clone().map(|h| (h.tx.len() + h.rx.len()) as u64).sum(),
+            datagram_capacity: hosts.map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum(),
+            pdus_live: self.pdus.in_flight() as u64,
+            pdu_slots: self.pdus.slots() as u64,
+            events_pending: self.queue.len() as u64,
+            event_capacity: self.queue.capacity() as u64,
+            probe_samples: self.probes.iter().map(|p| p.values.len() as u64).sum(),
+        }
+    }
+
+    /// Checks the memory guard; on a breach records why the run stops and
+    /// returns true.
+    pub(super) fn over_limit(&mut self) -> bool {
+        let mut total = 0u64;
+        let mut worst = (0u64, String::new());
+        for p in &self.ports {
+            let held = p.held_cells();
+            total += held;
+            if held > worst.0 {
+                worst = (held, format!("port {} (its queue and link)", p.name));
+            }
+        }
+        for h in &self.hosts {
+            total += h.tx_cells;
+            if h.tx_cells > worst.0 {
+                worst = (h.tx_cells, format!("host {}'s sending CPU (datagrams waiting)", h.name));
+            }
+        }
+        if total <= self.max_cells_held {
+            return false;
+        }
+        self.stopped = Some(format!(
+            "stopped at t = {:.6} s: {total} cells are held in queues, on links and at hosts, more than \
+             simulation.max_cells_held ({} cells); {} of them at {}. More traffic is offered there than can \
+             be sent: give it a finite buffer, or raise simulation.max_cells_held",
+            self.now.as_secs_f64(),
+            self.max_cells_held,
+            worst.0,
+            worst.1
+        ));
+        true
+    }
+}
