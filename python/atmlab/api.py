@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _core
-from .errors import LimitError, SimulationError
+from .errors import LimitError, SimulationError, checked_int
 from .result import Result
 from .scenario import ScenarioLike, load
 
@@ -22,15 +22,18 @@ def run(
     ``scenario`` is a TOML file path, the name of a bundled scenario
     (``"nsource_lan"``) or a mapping with the same structure. ``seed``
     defaults to the scenario's ``simulation.seed``; runs with the same
-    scenario, seed and replication are identical bit for bit. ``progress``,
-    if given, is called with the fraction of simulated time done (0 to 1).
+    scenario, seed and replication are identical bit for bit. Both are whole
+    numbers from 0 to 2^63 - 1 (what the results database stores); outside,
+    :class:`atmlab.ArgumentError`. ``progress``, if given, is called with
+    the fraction of simulated time done (0 to 1).
 
     >>> r = run("nsource_lan")          # doctest: +SKIP
     >>> round(r.efficiency, 2)          # doctest: +SKIP
     """
+    if seed is not None:
+        seed = checked_int("seed", seed, 0)
+    replication = checked_int("replication", replication, 0)
     sc = load(scenario)
-    if seed is not None and seed < 0:
-        raise ValueError("seed must not be negative")
     try:
         raw = _core.run(sc.to_json(), seed, replication, progress)
     except _core.CoreScenarioError as e:

@@ -1,7 +1,18 @@
 """The exceptions atmlab raises. Every one carries a message meant for the
-person who wrote the scenario; the CLI prints it and exits non-zero."""
+person who wrote the scenario; the CLI prints it and exits non-zero.
+
+Also the one range check behind every whole-number argument (seeds,
+replication indices, counts), so that the Python API, the command line and
+the scenario file state the same ranges in the same words.
+"""
 
 from __future__ import annotations
+
+from numbers import Integral
+
+# The results database stores seeds and replication indices as SQLite
+# INTEGER, a signed 64-bit number: anything larger cannot be saved.
+INT64_MAX = 2**63 - 1
 
 
 class AtmlabError(Exception):
@@ -22,6 +33,12 @@ class ScenarioError(AtmlabError):
         super().__init__(f"{where}: {message}")
 
 
+class ArgumentError(AtmlabError, ValueError):
+    """An argument of an API call outside its allowed range (a negative
+    seed, a replication index too large to store). A ``ValueError`` too, as
+    a bad argument is in Python."""
+
+
 class SimulationError(AtmlabError):
     """A run whose result failed its own checks (cell conservation): a bug
     in atmlab, never in the scenario. Please report it with the scenario."""
@@ -33,3 +50,30 @@ class LimitError(AtmlabError):
     in queues and on links than the limit allows. The message names the
     place that grew; the scenario offers more traffic there than can be
     sent."""
+
+
+class ResultsDatabaseError(AtmlabError):
+    """A results database that cannot be used: missing, not a database, not
+    atmlab's, damaged, read-only for a sweep, or a disk that filled up while
+    a sweep stored its runs. The message names the file and what to do; the
+    file is left as it was (a sweep keeps every run it stored before)."""
+
+
+def out_of_range(value: object, lo: int, hi: int = INT64_MAX) -> str | None:
+    """Why `value` is not a whole number from `lo` to `hi`, or None if it is.
+    ``True`` is not a number here, though Python counts it as 1."""
+    allowed = f"a whole number from {lo} to {hi}"
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        return f"must be {allowed}, not {value!r}"
+    if not lo <= int(value) <= hi:
+        return f"must be {allowed}, not {int(value)}"
+    return None
+
+
+def checked_int(name: str, value: object, lo: int, hi: int = INT64_MAX) -> int:
+    """`value` as an int if it is a whole number from `lo` to `hi`; else
+    :class:`ArgumentError` naming `name` and the allowed range."""
+    problem = out_of_range(value, lo, hi)
+    if problem or not isinstance(value, Integral):
+        raise ArgumentError(f"{name} {problem}")
+    return int(value)

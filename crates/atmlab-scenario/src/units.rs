@@ -11,7 +11,7 @@
 //! | kind | units |
 //! |---|---|
 //! | time | `ps`, `ns`, `us` (or `µs`), `ms`, `s` |
-//! | rate | `bit/s`, `kbit/s`, `Mbit/s`, `Gbit/s` (also `bps`, `kbps`, `Mbps`, `Gbps`), `cells/s` (424 bit each) |
+//! | rate | `bit/s`, `kbit/s`, `Mbit/s`, `Gbit/s`, `Tbit/s` (also `bps`, `kbps`, `Mbps`, `Gbps`, `Tbps`), `cells/s` (424 bit each) |
 //! | size | `B`/`byte`/`bytes`, `kB` (1000), `KiB` (1024), `MB`, `MiB`; `cells` |
 //!
 //! `KB` is refused as ambiguous: write `kB` (1000 bytes) or `KiB` (1024).
@@ -121,12 +121,13 @@ pub fn rate(s: &str) -> Result<BitRate, String> {
         "kbit/s" | "kbps" | "kb/s" => 1_000,
         "Mbit/s" | "Mbps" | "Mb/s" => 1_000_000,
         "Gbit/s" | "Gbps" | "Gb/s" => 1_000_000_000,
+        "Tbit/s" | "Tbps" | "Tb/s" => 1_000_000_000_000,
         "cells/s" | "cell/s" => 424,
         "" => {
-            return Err("needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s or cells/s)".to_string());
+            return Err("needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s or cells/s)".to_string());
         }
         u => {
-            return Err(format!("unknown rate unit '{u}' (use bit/s, kbit/s, Mbit/s, Gbit/s or cells/s)"));
+            return Err(format!("unknown rate unit '{u}' (use bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s or cells/s)"));
         }
     };
     let bps = scale(parse_decimal(num)?, factor, false, "bit/s")?;

@@ -231,6 +231,9 @@ pub struct NetworkBuilder {
     pub(super) port_peer: Vec<NodeRef>,
     toward: BTreeMap<(NodeRef, NodeRef), PortId>,
     labels: BTreeSet<(PortId, VcLabel)>,
+    /// Per port, a VCI on VPI 0 below which every label is taken (labels
+    /// are only ever added): where the search for a free one starts.
+    free_from: BTreeMap<PortId, u16>,
     pub(super) conns: Vec<TcpConn>,
     pub(super) flows: Vec<UdpCbr>,
     pub(super) sources: Vec<OnOffSource>,
@@ -267,6 +270,7 @@ impl NetworkBuilder {
             port_peer: Vec::new(),
             toward: BTreeMap::new(),
             labels: BTreeSet::new(),
+            free_from: BTreeMap::new(),
             conns: Vec::new(),
             flows: Vec::new(),
             sources: Vec::new(),
@@ -557,8 +561,13 @@ impl NetworkBuilder {
             labels.push(l);
         }
         for i in 0..n - 1 {
-            self.labels.insert((fwd[i], labels[i]));
-            self.labels.insert((rev[i], labels[i]));
+            for p in [fwd[i], rev[i]] {
+                self.labels.insert((p, labels[i]));
+                let from = self.free_from.entry(p).or_insert(32);
+                while *from < u16::MAX && self.labels.contains(&(p, VcLabel::new(0, *from))) {
+                    *from += 1;
+                }
+            }
         }
         let src_vc = self.add_host_vc(src, labels[0]);
         let dst_vc = self.add_host_vc(dst, labels[n - 2]);
@@ -609,10 +618,14 @@ impl NetworkBuilder {
         match wanted {
             Some(l) if free(l) => Ok(l),
             Some(l) => Err(BuildError::LabelInUse { label: l, from: from.into(), to: to.into() }),
-            None => (32..=u16::MAX)
-                .map(|vci| VcLabel::new(0, vci))
-                .find(|l| free(*l))
-                .ok_or_else(|| BuildError::LabelsExhausted(from.into(), to.into())),
+            None => {
+                // Below both ports' hints every label is taken on one of them.
+                let start = [fwd, rev].iter().map(|p| self.free_from.get(p).copied().unwrap_or(32)).max();
+                (start.unwrap_or(32)..=u16::MAX)
+                    .map(|vci| VcLabel::new(0, vci))
+                    .find(|l| free(*l))
+                    .ok_or_else(|| BuildError::LabelsExhausted(from.into(), to.into()))
+            }
         }
     }
 

@@ -267,6 +267,10 @@ impl Simulation {
     /// what the run then holds.
     pub fn advance_to(&mut self, until: SimTime) -> Footprint {
         self.advance(until);
+        if self.stopped.is_none() {
+            // Nothing is due before `until`: the run is there now.
+            self.now = self.now.max(until.min(self.end));
+        }
         self.footprint()
     }
 
