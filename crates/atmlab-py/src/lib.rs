@@ -96,7 +96,12 @@ fn run_sim(py: Python<'_>, mut sim: Simulation, progress: Option<&Bound<'_, PyAn
         let end = sim.end().as_ps();
         for i in 1..100u64 {
             let until = SimTime::from_ps((u128::from(end) * u128::from(i) / 100) as u64);
-            py.detach(|| guarded(|| Ok(sim.advance(until))))?;
+            py.detach(|| {
+                guarded(|| {
+                    sim.advance(until);
+                    Ok(())
+                })
+            })?;
             report.call1((i as f64 / 100.0,))?;
         }
     }
