@@ -3,7 +3,7 @@
 #![allow(clippy::disallowed_methods)] // a benchmark reads the wall clock
 use atmlab_engine::{BitRate, Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
-use atmlab_net::atm::{AcceptancePolicy, PortConfig, Queueing, SchedulerKind, ServiceCategory};
+use atmlab_net::atm::{DropPolicy, PortConfig, Queueing, SchedulerKind, ServiceCategory};
 use atmlab_net::sim::{NetworkBuilder, NodeRef, RunMeta};
 use atmlab_net::tcp::TcpConfig;
 
@@ -17,7 +17,7 @@ fn main() {
         queueing: Queueing::PerCategory,
         buffer: Some(buffer),
         class_buffers: [None; 4],
-        policies: [AcceptancePolicy::default(); 4],
+        policies: [DropPolicy::default(); 4],
         scheduler: SchedulerKind::default(),
         clp_threshold: None,
     };

@@ -3,7 +3,7 @@
 //! The network models of atmlab, layered as the protocol stack:
 //!
 //! * [`atm`]: cells, service categories, output ports with pluggable buffer
-//!   acceptance ([`atm::BufferAcceptance`]) and scheduling
+//!   acceptance ([`atm::AdmissionRule`]) and scheduling
 //!   ([`atm::Scheduler`]), switches with VC tables;
 //! * [`aal5`]: AAL5 segmentation sizes, RFC 1483 encapsulation, reassembly;
 //! * [`pdu`]: the table of PDUs in flight that cells refer to;

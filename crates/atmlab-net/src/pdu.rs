@@ -2,8 +2,9 @@
 //!
 //! Cells do not carry bytes; each carries the [`PduId`] of the CPCS-PDU it was
 //! cut from. The table holds what the receiving host needs to rebuild the
-//! packet (the transport segment or datagram) and counts the PDU's cells whose
-//! fate is still open. When the last of them is either delivered to a
+//! packet (whatever the layer above puts in a PDU: the type `P`; the
+//! simulation's is an IP datagram and its transport payload) and counts the
+//! PDU's cells whose fate is still open. When the last of them is either delivered to a
 //! reassembler or dropped, the entry is released and its slot reused, so the
 //! table never grows beyond the number of PDUs in flight.
 //!
@@ -12,7 +13,6 @@
 //! first PDU of two frames merged by a lost end-of-frame cell) never mistakes
 //! a newer PDU in the same slot for it.
 
-use crate::tcp::TcpSegment;
 use atmlab_engine::SimTime;
 
 /// Identifies a PDU in the [`PduTable`].
@@ -35,51 +35,11 @@ impl PduId {
     }
 }
 
-/// The endpoint that consumes a PDU at the receiving host.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Endpoint {
-    /// The receiving side of TCP connection `n` (data segments).
-    TcpReceiver(u32),
-    /// The sending side of TCP connection `n` (ACKs, SYN-ACK).
-    TcpSender(u32),
-    /// The sink of UDP flow `n`.
-    UdpSink(u32),
-}
-
-/// What an IP datagram carries.
+/// One AAL5 CPCS-PDU carrying a `P` (for the simulation, one IP datagram).
 #[derive(Clone, Debug)]
-pub enum Payload {
-    /// A TCP segment.
-    Tcp(TcpSegment),
-    /// A UDP datagram with `len` bytes of user data, the `seq`-th of its flow.
-    Udp {
-        /// User data bytes.
-        len: u32,
-        /// Sequence number of the datagram within its flow.
-        seq: u64,
-    },
-    /// Fragment `index` of `count` of a UDP datagram too large for the MTU
-    /// (see [`crate::ip`]); the receiver delivers the datagram when all have
-    /// arrived.
-    UdpFragment {
-        /// User data bytes of the whole datagram.
-        len: u32,
-        /// Sequence number of the datagram within its flow.
-        seq: u64,
-        /// This fragment's position, from 0.
-        index: u32,
-        /// Fragments of the datagram.
-        count: u32,
-    },
-}
-
-/// One AAL5 CPCS-PDU (one IP datagram plus its encapsulation).
-#[derive(Clone, Debug)]
-pub struct Pdu {
-    /// Who consumes it at the far end.
-    pub dest: Endpoint,
-    /// The transport payload.
-    pub payload: Payload,
+pub struct Pdu<P> {
+    /// What it carries.
+    pub payload: P,
     /// Number of cells the PDU was cut into.
     pub cells: u32,
     /// When its first cell was queued at the sender.
@@ -88,16 +48,16 @@ pub struct Pdu {
     delivered: bool,
 }
 
-impl Pdu {
+impl<P> Pdu<P> {
     /// Whether the PDU reached its endpoint.
     pub fn is_delivered(&self) -> bool {
         self.delivered
     }
 }
 
-struct Slot {
+struct Slot<P> {
     generation: u8,
-    pdu: Option<Pdu>,
+    pdu: Option<Pdu<P>>,
 }
 
 /// Counts kept by the table.
@@ -113,23 +73,28 @@ pub struct PduCounts {
 }
 
 /// The PDU table of a run.
-#[derive(Default)]
-pub struct PduTable {
-    slots: Vec<Slot>,
+pub struct PduTable<P> {
+    slots: Vec<Slot<P>>,
     free: Vec<u32>,
     counts: PduCounts,
 }
 
-impl PduTable {
+impl<P> Default for PduTable<P> {
+    fn default() -> Self {
+        PduTable { slots: Vec::new(), free: Vec::new(), counts: PduCounts::default() }
+    }
+}
+
+impl<P> PduTable<P> {
     /// An empty table.
-    pub fn new() -> PduTable {
+    pub fn new() -> PduTable<P> {
         PduTable::default()
     }
 
-    /// Registers a PDU of `cells` cells and returns its id.
-    pub fn insert(&mut self, dest: Endpoint, payload: Payload, cells: u32, now: SimTime) -> PduId {
+    /// Registers a PDU of `cells` cells carrying `payload` and returns its id.
+    pub fn insert(&mut self, payload: P, cells: u32, now: SimTime) -> PduId {
         assert!(cells > 0, "a PDU has at least one cell");
-        let pdu = Pdu { dest, payload, cells, sent_at: now, outstanding: cells, delivered: false };
+        let pdu = Pdu { payload, cells, sent_at: now, outstanding: cells, delivered: false };
         self.counts.created += 1;
         if let Some(i) = self.free.pop() {
             let slot = &mut self.slots[i as usize];
@@ -145,7 +110,7 @@ impl PduTable {
     }
 
     /// The live PDU `id`, if any.
-    pub fn get(&self, id: PduId) -> Option<&Pdu> {
+    pub fn get(&self, id: PduId) -> Option<&Pdu<P>> {
         let slot = self.slots.get(id.index())?;
         match &slot.pdu {
             Some(p) if PduId::new(id.index() as u32, slot.generation) == id => Some(p),
@@ -179,7 +144,7 @@ impl PduTable {
     }
 
     /// The live PDUs.
-    pub fn live(&self) -> impl Iterator<Item = &Pdu> {
+    pub fn live(&self) -> impl Iterator<Item = &Pdu<P>> {
         self.slots.iter().filter_map(|s| s.pdu.as_ref())
     }
 
@@ -208,16 +173,16 @@ impl PduTable {
 mod tests {
     use super::*;
 
-    fn udp() -> Payload {
-        Payload::Udp { len: 80, seq: 0 }
+    fn udp() -> &'static str {
+        "an 80-byte datagram"
     }
 
     #[test]
     fn test_released_slot_gets_new_generation() {
         let mut t = PduTable::new();
-        let a = t.insert(Endpoint::UdpSink(0), udp(), 1, SimTime::ZERO);
+        let a = t.insert(udp(), 1, SimTime::ZERO);
         t.settle_cell(a);
-        let b = t.insert(Endpoint::UdpSink(0), udp(), 1, SimTime::ZERO);
+        let b = t.insert(udp(), 1, SimTime::ZERO);
         assert_ne!(a, b);
         assert!(t.get(a).is_none());
         assert!(t.get(b).is_some());
@@ -226,8 +191,8 @@ mod tests {
     #[test]
     fn test_counts_delivered_and_lost() {
         let mut t = PduTable::new();
-        let a = t.insert(Endpoint::UdpSink(0), udp(), 2, SimTime::ZERO);
-        let b = t.insert(Endpoint::UdpSink(0), udp(), 2, SimTime::ZERO);
+        let a = t.insert(udp(), 2, SimTime::ZERO);
+        let b = t.insert(udp(), 2, SimTime::ZERO);
         t.settle_cell(a);
         t.mark_delivered(a);
         t.settle_cell(a);

@@ -7,14 +7,14 @@ use crate::schema::*;
 use atmlab_engine::{Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{
-    AcceptancePolicy, Conformance, Contract, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind,
+    Conformance, Contract, DropPolicy, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind,
     SelectiveDrop, ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
 use atmlab_net::sim::{
-    BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeKind, ProbeSpec,
-    ProbeTarget, RunMeta, Simulation, VcHandle,
+    BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
+    RunMeta, Simulation, VcHandle,
 };
 use atmlab_net::tcp::{RtoConfig, TcpConfig};
 use rand::RngExt;
@@ -169,7 +169,7 @@ impl<'a> Ctx<'a> {
         let buffer = positive_cells(at("buffer"), buffer)?;
         let default_policy = over.and_then(|o| o.drop_policy.as_ref()).or(spec.port.drop_policy.as_ref());
         let mut class_buffers = [None; 4];
-        let mut policies = [AcceptancePolicy::TailDrop(TailDrop); 4];
+        let mut policies = [DropPolicy::TailDrop(TailDrop); 4];
         for c in ServiceCategory::ALL {
             let class = over.and_then(|o| o.classes.get(&c)).or(spec.port.classes.get(&c));
             let cpath = |key: &str| at(&format!("classes.{c}.{key}"));
@@ -181,7 +181,7 @@ impl<'a> Ctx<'a> {
                 None => (default_policy, at("drop_policy")),
             };
             policies[c.index()] = match policy {
-                None => AcceptancePolicy::TailDrop(TailDrop),
+                None => DropPolicy::TailDrop(TailDrop),
                 Some(p) => drop_policy(ppath, p, pool)?,
             };
         }
@@ -460,8 +460,7 @@ impl<'a> Ctx<'a> {
             if duration.as_ps() / p.interval.0.as_ps() > MAX_SAMPLES {
                 return Err(err(format!("{path}.interval"), format!("more than {MAX_SAMPLES} samples in the run")));
             }
-            let port_kind = matches!(p.kind, ProbeKind::Queue | ProbeKind::Drops | ProbeKind::Utilization);
-            let (target, label) = if port_kind {
+            let (target, label) = if let Some(quantity) = p.kind.of_port() {
                 if p.app.is_some() {
                     return Err(err(
                         format!("{path}.app"),
@@ -477,7 +476,7 @@ impl<'a> Ctx<'a> {
                     .b
                     .port_toward(na, nb)
                     .ok_or_else(|| err(format!("{path}.port"), format!("no link from {a} to {b}")))?;
-                (ProbeTarget::Port(q), format!("{a}->{b}"))
+                (ProbeTarget::Port(q, quantity), format!("{a}->{b}"))
             } else {
                 if p.port.is_some() {
                     return Err(err(
@@ -493,19 +492,17 @@ impl<'a> Ctx<'a> {
                     .apps
                     .get(name)
                     .ok_or_else(|| err(format!("{path}.app"), format!("no application is named '{name}'")))?;
-                match (app, p.kind) {
-                    (AppRef::Tcp(c), _) => (ProbeTarget::Conn(c), name.to_owned()),
-                    (AppRef::Udp(f), ProbeKind::Goodput) => (ProbeTarget::Flow(f), name.to_owned()),
-                    (AppRef::Udp(_), k) => {
-                        return Err(err(
-                            format!("{path}.app"),
-                            format!("'{name}' is a UDP application: it has no {}", k.name()),
-                        ));
-                    }
-                }
+                let target = match app {
+                    AppRef::Tcp(c) => p.kind.of_connection().map(|q| ProbeTarget::Conn(c, q)),
+                    AppRef::Udp(f) => p.kind.of_flow().then_some(ProbeTarget::Flow(f)),
+                };
+                let target = target.ok_or_else(|| {
+                    err(format!("{path}.app"), format!("'{name}' is a UDP application: it has no {}", p.kind.name()))
+                })?;
+                (target, name.to_owned())
             };
             let name = p.name.clone().unwrap_or_else(|| format!("{}:{label}", p.kind.name()));
-            self.b.add_probe(ProbeSpec { name, kind: p.kind, target, interval: p.interval.0 });
+            self.b.add_probe(ProbeSpec { name, target, interval: p.interval.0 });
         }
         Ok(())
     }
@@ -709,7 +706,7 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 
-fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<AcceptancePolicy, ScenarioError> {
+fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<DropPolicy, ScenarioError> {
     let kind = match p.kind {
         DropPolicyKind::TailDrop => "tail_drop",
         DropPolicyKind::Ppd => "ppd",
@@ -792,15 +789,15 @@ fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<Acceptance
         Ok(z)
     };
     Ok(match p.kind {
-        DropPolicyKind::TailDrop => AcceptancePolicy::TailDrop(TailDrop),
-        DropPolicyKind::Ppd => AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: keep }),
+        DropPolicyKind::TailDrop => DropPolicy::TailDrop(TailDrop),
+        DropPolicyKind::Ppd => DropPolicy::Ppd(Ppd { keep_end_of_frame: keep }),
         DropPolicyKind::Epd => {
             let strict = match p.compare.as_deref() {
                 None | Some(">=") => false,
                 Some(">") => true,
                 Some(other) => return Err(err(format!("{path}.compare"), format!("'{other}' is not \">=\" or \">\""))),
             };
-            AcceptancePolicy::Epd(Epd {
+            DropPolicy::Epd(Epd {
                 threshold: threshold()?,
                 strict,
                 keep_end_of_frame: keep,
@@ -808,9 +805,9 @@ fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<Acceptance
             })
         }
         DropPolicyKind::SelectiveDrop => {
-            AcceptancePolicy::SelectiveDrop(SelectiveDrop { threshold: threshold()?, z: z()?, keep_end_of_frame: keep })
+            DropPolicy::SelectiveDrop(SelectiveDrop { threshold: threshold()?, z: z()?, keep_end_of_frame: keep })
         }
-        DropPolicyKind::Fba => AcceptancePolicy::Fba(Fba { threshold: threshold()?, z: z()?, keep_end_of_frame: keep }),
+        DropPolicyKind::Fba => DropPolicy::Fba(Fba { threshold: threshold()?, z: z()?, keep_end_of_frame: keep }),
     })
 }
 

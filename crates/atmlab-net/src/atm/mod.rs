@@ -1,19 +1,19 @@
 //! The ATM layer: cells, service categories, output ports with their
-//! buffer-acceptance policies and schedulers, and switches.
+//! drop policies and schedulers, and switches.
 
-mod accept;
 mod category;
 mod cell;
+mod drop_policy;
 mod gcra;
 mod port;
 mod sched;
 mod switch;
 
-pub use accept::{
-    AcceptancePolicy, AdmitContext, BufferAcceptance, Epd, Fba, OverflowAction, Ppd, SelectiveDrop, TailDrop, Verdict,
-};
 pub use category::ServiceCategory;
 pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
+pub use drop_policy::{
+    AdmissionRule, AdmitContext, DropPolicy, Epd, Fba, OverflowAction, Ppd, SelectiveDrop, TailDrop, Verdict,
+};
 pub use gcra::{Conformance, Contract, Gcra, LeakyBucket, Policed, Policer, PolicerStats, Shaper, UpcAction};
 pub use port::{
     CategoryCounts, DropReason, LinkLoss, NO_UPC, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc,

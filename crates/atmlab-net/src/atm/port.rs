@@ -14,8 +14,8 @@
 //!   possibly unlimited) and optional dedicated pools per category
 //!   (`class_buffers`), as in the 97-0424 switch where VBR and UBR have
 //!   separate buffers. A cell is queued only if its pool has room.
-//! * **Acceptance.** Each category has a [`BufferAcceptance`] policy; the port
-//!   keeps the per-VC frame state the policies need (see `accept.rs`).
+//! * **Acceptance.** Each category has a [`AdmissionRule`] policy; the port
+//!   keeps the per-VC frame state the policies need (see `drop_policy.rs`).
 //! * **Slots.** The port is slotted: it starts a cell only at a slot boundary
 //!   of its [`SlotClock`] (epoch `t = 0`), as a SONET/SDH transmitter fills
 //!   empty slots with idle cells. A busy port has exactly one pending
@@ -38,9 +38,9 @@
 //! whole runs are identical); pipelined is just cheaper. The mode is chosen
 //! by [`Port::finalize`] once all VCs are known.
 
-use super::accept::{AcceptancePolicy, AdmitContext, BufferAcceptance, OverflowAction, Verdict};
 use super::category::ServiceCategory;
 use super::cell::{CELL_SIZE, Cell, VcLabel};
+use super::drop_policy::{AdmissionRule, AdmitContext, DropPolicy, OverflowAction, Verdict};
 use super::sched::{RoundRobin, Scheduler, SchedulerKind};
 use crate::ids::{HostId, PortId};
 use atmlab_engine::{BitRate, CELL_BITS, Duration, SimTime, SlotClock, TimeAverage};
@@ -94,7 +94,7 @@ pub struct PortConfig {
     /// Dedicated pools per category (`None`: the category uses the shared pool).
     pub class_buffers: [Option<u32>; 4],
     /// Acceptance policy per category.
-    pub policies: [AcceptancePolicy; 4],
+    pub policies: [DropPolicy; 4],
     /// The scheduler between queues.
     pub scheduler: SchedulerKind,
     /// CLP-selective discard: a tagged cell (CLP = 1) is dropped when its
@@ -109,7 +109,7 @@ impl PortConfig {
             queueing: Queueing::Fifo,
             buffer: None,
             class_buffers: [None; 4],
-            policies: [AcceptancePolicy::default(); 4],
+            policies: [DropPolicy::default(); 4],
             scheduler: SchedulerKind::default(),
             clp_threshold: None,
         }
@@ -299,7 +299,7 @@ pub struct Port {
     pool_of: [u8; 4],
     pool_limit: [u32; 5],
     pool_occ: [u32; 5],
-    policies: [AcceptancePolicy; 4],
+    policies: [DropPolicy; 4],
     scheduler: SchedulerKind,
     config: PortConfig,
     /// Per-VC state, indexed by [`Cell::slot`].

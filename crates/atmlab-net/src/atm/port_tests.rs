@@ -9,8 +9,8 @@ fn oc3() -> BitRate {
     BitRate::from_bps(155_520_000).unwrap()
 }
 
-fn port(buffer: u32, ubr: AcceptancePolicy) -> Port {
-    let mut policies = [AcceptancePolicy::default(); 4];
+fn port(buffer: u32, ubr: DropPolicy) -> Port {
+    let mut policies = [DropPolicy::default(); 4];
     policies[ServiceCategory::Ubr.index()] = ubr;
     let cfg = PortConfig {
         queueing: Queueing::PerCategory,
@@ -56,7 +56,7 @@ fn send_one(p: &mut Port) -> Transmission {
 
 #[test]
 fn test_tail_drop_drops_single_cells_and_accepts_the_rest_of_the_frame() {
-    let mut p = port(3, AcceptancePolicy::TailDrop(TailDrop));
+    let mut p = port(3, DropPolicy::TailDrop(TailDrop));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
     // 4-cell frame: one cell fits, then full.
     assert_eq!(offer_all(&mut p, &frame(1, 4)), [true, false, false, false]);
@@ -71,7 +71,7 @@ fn test_tail_drop_drops_single_cells_and_accepts_the_rest_of_the_frame() {
 
 #[test]
 fn test_ppd_drops_the_rest_of_the_frame_and_keeps_its_end() {
-    let mut p = port(3, AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: true }));
+    let mut p = port(3, DropPolicy::Ppd(Ppd { keep_end_of_frame: true }));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
     // Frame of 5 on VC 1: cell 0 fits, cell 1 overflows, then PPD.
     let f = frame(1, 5);
@@ -88,7 +88,7 @@ fn test_ppd_drops_the_rest_of_the_frame_and_keeps_its_end() {
 
 #[test]
 fn test_ppd_without_keep_drops_the_end_of_frame_too() {
-    let mut p = port(1, AcceptancePolicy::Ppd(Ppd { keep_end_of_frame: false }));
+    let mut p = port(1, DropPolicy::Ppd(Ppd { keep_end_of_frame: false }));
     let f = frame(0, 3);
     assert_eq!(offer_all(&mut p, &f[..2]), [true, false]);
     send_one(&mut p);
@@ -99,7 +99,7 @@ fn test_ppd_without_keep_drops_the_end_of_frame_too() {
 
 #[test]
 fn test_epd_refuses_whole_frames_at_the_threshold() {
-    let mut p = port(10, AcceptancePolicy::Epd(Epd::new(4)));
+    let mut p = port(10, DropPolicy::Epd(Epd::new(4)));
     assert_eq!(offer_all(&mut p, &frame(0, 3)), [true; 3]);
     // Occupancy 3 < 4: a frame starting now is admitted entirely, even past
     // the threshold.
@@ -115,7 +115,7 @@ fn test_asx200_epd_compares_strictly_and_keeps_the_refused_frames_end() {
     // 002 s3.1: refused "if the fill level is greater than EPDth", and the
     // refused frame's last cell is still queued to delimit frames.
     let epd = Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(4) };
-    let mut p = port(10, AcceptancePolicy::Epd(epd));
+    let mut p = port(10, DropPolicy::Epd(epd));
     assert_eq!(offer_all(&mut p, &frame(0, 4)), [true; 4]);
     // Occupancy 4, not > 4: admitted.
     assert_eq!(offer_all(&mut p, &frame(1, 2)), [true; 2]);
@@ -123,7 +123,7 @@ fn test_asx200_epd_compares_strictly_and_keeps_the_refused_frames_end() {
     assert_eq!(offer_all(&mut p, &frame(0, 3)), [false, false, true]);
     assert_eq!(p.stats.dropped_frame, 2);
     // With the threshold at the buffer size, strict EPD never refuses: PPD.
-    let mut p = port(4, AcceptancePolicy::Epd(Epd { strict: true, ..Epd::new(4) }));
+    let mut p = port(4, DropPolicy::Epd(Epd { strict: true, ..Epd::new(4) }));
     assert_eq!(offer_all(&mut p, &frame(0, 4)), [true; 4]);
     assert_eq!(offer_all(&mut p, &frame(1, 2)), [false, false], "overflow, not a refusal");
     assert_eq!((p.stats.dropped_frame, p.stats.dropped_overflow), (1, 1), "the cut frame's end finds no room");
@@ -131,7 +131,7 @@ fn test_asx200_epd_compares_strictly_and_keeps_the_refused_frames_end() {
 
 #[test]
 fn test_epd_falls_back_to_ppd_on_overflow() {
-    let mut p = port(4, AcceptancePolicy::Epd(Epd::new(3)));
+    let mut p = port(4, DropPolicy::Epd(Epd::new(3)));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
     // Admitted at occupancy 2 < 3; overflows at the 3rd cell.
     let f = frame(1, 4);
@@ -142,7 +142,7 @@ fn test_epd_falls_back_to_ppd_on_overflow() {
 
 #[test]
 fn test_strict_priority_serves_vbr_before_ubr() {
-    let mut p = port(100, AcceptancePolicy::TailDrop(TailDrop));
+    let mut p = port(100, DropPolicy::TailDrop(TailDrop));
     offer_all(&mut p, &frame(0, 2)); // UBR
     offer_all(&mut p, &frame(2, 2)); // VBR
     let mut now = SimTime::ZERO;
@@ -160,7 +160,7 @@ fn test_strict_priority_serves_vbr_before_ubr() {
 
 #[test]
 fn test_slots_are_exact_and_arrival_adds_cell_time_and_delay() {
-    let mut p = port(100, AcceptancePolicy::TailDrop(TailDrop));
+    let mut p = port(100, DropPolicy::TailDrop(TailDrop));
     // A cell arriving mid-slot waits for the next boundary.
     let t0 = SimTime::from_ps(1_000_000);
     let Offer::Queued { wake: Some(start) } = p.offer(t0, frame(0, 1)[0]) else { panic!() };
@@ -175,8 +175,8 @@ fn test_slots_are_exact_and_arrival_adds_cell_time_and_delay() {
 
 #[test]
 fn test_separate_class_pools() {
-    let mut policies = [AcceptancePolicy::default(); 4];
-    policies[3] = AcceptancePolicy::TailDrop(TailDrop);
+    let mut policies = [DropPolicy::default(); 4];
+    policies[3] = DropPolicy::TailDrop(TailDrop);
     let cfg = PortConfig {
         queueing: Queueing::PerCategory,
         buffer: Some(2),

@@ -1,9 +1,9 @@
 //! Applications and the transport connections they drive.
 
 use super::timer::LazyTimer;
-use crate::ids::{HostId, PortId};
+use crate::ids::HostId;
 use crate::tcp::{TcpReceiver, TcpSender};
-use atmlab_engine::{BitRate, CELL_BITS, Duration, SimTime, SlotClock};
+use atmlab_engine::{Duration, SimTime};
 
 /// Where one end of a flow sits: a host and its VC index there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,9 +60,8 @@ pub struct UdpCbr {
     pub max_payload: Option<u32>,
     /// Counters.
     pub stats: UdpStats,
-    /// The datagram whose fragments are arriving: its sequence number, the
-    /// next fragment expected, and when its first fragment was sent.
-    pub(crate) assembling: Option<(u64, u32, SimTime)>,
+    /// IP reassembly of the flow's fragmented datagrams.
+    pub(crate) fragments: crate::ip::FragmentReassembler,
     /// Record the arrival times (last cell at the receiving host) of this
     /// many frames from this time on.
     pub record: Option<(SimTime, u32)>,
@@ -151,75 +150,6 @@ impl UdpCbr {
             }
             Some(rng) => self.payload_dist.sample(rng, u64::from(crate::sim::MAX_UDP_PAYLOAD)) as u32,
         }
-    }
-}
-
-/// An ON/OFF cell source (the VBR background of 97-0424): during each ON
-/// period it sends cells at its peak rate, cell `k` exactly `k * 424 / peak`
-/// after the period began; nothing during OFF. Periods start at exactly
-/// `start + j * (on + off)`, ON first.
-#[derive(Clone, Debug)]
-pub struct OnOffSource {
-    /// The application's name in the scenario.
-    pub name: String,
-    /// The sender's end.
-    pub src: VcEnd,
-    /// The receiver's end.
-    pub dst: VcEnd,
-    /// Cell rate while ON.
-    pub peak: BitRate,
-    /// ON time of each period.
-    pub on: Duration,
-    /// OFF time of each period.
-    pub off: Duration,
-    /// Start of the first ON period.
-    pub start: SimTime,
-    /// The output ports its cells cross (for the efficiency reference).
-    pub path: Vec<PortId>,
-    /// Counters.
-    pub stats: CellSourceStats,
-    pub(crate) clock: SlotClock,
-    pub(crate) period: u64,
-    /// Cells handed to the adapter per event (1 unless the source is the
-    /// only sender on its host; see `Simulation::plan`).
-    pub(crate) batch: u32,
-}
-
-/// Counters of a cell source.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CellSourceStats {
-    /// Cells sent.
-    pub sent: u64,
-    /// Cells received at the sink.
-    pub received: u64,
-}
-
-impl OnOffSource {
-    /// The mean rate, `peak * on / (on + off)`, bit/s.
-    pub fn mean_bps(&self) -> f64 {
-        let period = (self.on + self.off).as_ps() as f64;
-        self.peak.bps() as f64 * self.on.as_ps() as f64 / period
-    }
-
-    /// Start of period `j`.
-    pub fn period_start(&self, j: u64) -> Option<SimTime> {
-        self.start.checked_add((self.on + self.off).checked_mul(j)?)
-    }
-
-    /// Positions the cell clock at the first cell of period `j`.
-    pub(crate) fn begin_period(&mut self, j: u64) -> Option<SimTime> {
-        let t = self.period_start(j)?;
-        self.period = j;
-        self.clock = SlotClock::with_epoch(self.peak, CELL_BITS, t);
-        Some(t)
-    }
-
-    /// After a cell: when the next one is due.
-    pub(crate) fn next_cell(&mut self) -> Option<SimTime> {
-        self.clock.advance();
-        let on_end = self.period_start(self.period)?.checked_add(self.on)?;
-        let t = self.clock.boundary();
-        if t < on_end { Some(t) } else { self.begin_period(self.period + 1) }
     }
 }
 

@@ -5,9 +5,10 @@
 //! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
 //! position in the scenario file.
 
-use super::apps::{CellSourceStats, OnOffSource, TcpConn, UdpCbr, UdpStats, VcEnd};
+use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
+use super::sources::{CellSourceStats, OnOffSource};
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
 use crate::atm::{
@@ -779,7 +780,7 @@ impl NetworkBuilder {
             count: p.count,
             max_payload: p.max_payload,
             stats: UdpStats::default(),
-            assembling: None,
+            fragments: Default::default(),
             record: p.record,
             arrivals: Vec::new(),
             payload_dist: super::apps::Dist::Constant(u64::from(p.payload)),

@@ -1,12 +1,18 @@
-//! End systems: an IP host with one ATM adapter.
+//! End systems: an IP host with one ATM adapter, its sending CPU (datagrams
+//! into AAL5 and cells into the adapter), and its receiving side (AAL5
+//! reassembly, the input queue and the CPU that hands datagrams to the
+//! transport).
 
 use std::collections::VecDeque;
 
-use crate::aal5::{Encapsulation, Reassembler};
-use crate::atm::VcLabel;
-use crate::ids::PortId;
+use super::apps::VcEnd;
+use super::datagram::{Datagram, Endpoint};
+use super::{APP, Event, Simulation};
+use crate::aal5::{Encapsulation, Reassembler, Reassembly};
+use crate::atm::{Cell, Pti, VcLabel};
+use crate::ids::{HostId, PortId};
 use crate::ip::Fragmentation;
-use crate::pdu::{Endpoint, Payload};
+use crate::pdu::PduId;
 use atmlab_engine::{Duration, SimTime};
 
 /// One VC as a host sees it: the label and port slot it sends with, and the
@@ -102,8 +108,7 @@ impl HostModel {
 #[derive(Clone, Debug)]
 pub(crate) struct PendingTx {
     pub vc: u32,
-    pub dest: Endpoint,
-    pub payload: Payload,
+    pub datagram: Datagram,
     pub cells: u32,
     /// When the transport sent it.
     pub created: SimTime,
@@ -112,8 +117,7 @@ pub(crate) struct PendingTx {
 /// A datagram waiting for the receiving CPU.
 #[derive(Clone, Debug)]
 pub(crate) struct PendingRx {
-    pub dest: Endpoint,
-    pub payload: Payload,
+    pub datagram: Datagram,
     pub sent_at: SimTime,
 }
 
@@ -171,6 +175,161 @@ impl Host {
             tx_cells: 0,
             tx_phase: TxPhase::Idle,
             rx: VecDeque::new(),
+        }
+    }
+}
+
+impl Simulation {
+    pub(super) fn host_receive(&mut self, h: HostId, vc: u32, cell: Cell) {
+        let host = &mut self.hosts[h.idx()];
+        host.stats.cells_received += 1;
+        if cell.pdu == PduId::NONE {
+            let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
+            self.sources[sink as usize].stats.received += 1;
+            self.counts.raw_received += 1;
+            return;
+        }
+        let outcome = host.vcs[vc as usize].reassembler.on_cell(&cell, &self.pdus);
+        match outcome {
+            Reassembly::Incomplete => {}
+            Reassembly::Discarded { cells } => {
+                host.stats.frames_discarded += 1;
+                host.stats.dead_cells += u64::from(cells);
+            }
+            Reassembly::Complete(id) => {
+                host.stats.frames_received += 1;
+                let pdu = self.pdus.get(id).expect("a complete frame's PDU is live");
+                let (datagram, sent_at) = (pdu.payload.clone(), pdu.sent_at);
+                self.pdus.mark_delivered(id);
+                if let Endpoint::UdpSink(f) = datagram.dest {
+                    self.flows[f as usize].record_arrival(self.now);
+                }
+                if host.model.queued_receive() {
+                    self.enqueue_rx(h, PendingRx { datagram, sent_at });
+                } else {
+                    self.deliver(datagram, sent_at);
+                }
+            }
+        }
+        self.pdus.settle_cell(cell.pdu);
+    }
+
+    /// A reassembled datagram joins the host's input queue (or is dropped
+    /// if the queue is full).
+    pub(super) fn enqueue_rx(&mut self, h: HostId, item: PendingRx) {
+        let host = &mut self.hosts[h.idx()];
+        if host.model.receive_queue.is_some_and(|n| host.rx.len() >= n as usize) {
+            host.stats.receive_dropped += 1;
+            return;
+        }
+        host.rx.push_back(item);
+        if host.rx.len() == 1 {
+            let t = self.now + host.model.receive_per_datagram;
+            self.queue.push(t, APP, Event::HostRx(h));
+        }
+    }
+
+    /// The receiving CPU has finished the datagram at the head of the queue.
+    pub(super) fn on_host_rx(&mut self, h: HostId) {
+        let host = &mut self.hosts[h.idx()];
+        let item = host.rx.pop_front().expect("a receive event has a datagram");
+        if !host.rx.is_empty() {
+            let t = self.now + host.model.receive_per_datagram;
+            self.queue.push(t, APP, Event::HostRx(h));
+        }
+        self.deliver(item.datagram, item.sent_at);
+    }
+
+    /// Puts one IP datagram of `ip_bytes` into AAL5 and queues its cells at
+    /// the host's adapter.
+    pub(super) fn send_datagram(&mut self, from: VcEnd, datagram: Datagram, ip_bytes: u32) {
+        let host = &mut self.hosts[from.host.idx()];
+        let cells = host.encapsulation.cells_for_datagram(ip_bytes);
+        if !host.model.serial_send() {
+            host.stats.datagrams_sent += 1;
+            self.send_cells(from, datagram, cells, self.now);
+            return;
+        }
+        host.tx.push_back(PendingTx { vc: from.vc, datagram, cells, created: self.now });
+        host.tx_cells += u64::from(cells);
+        if host.tx_phase == TxPhase::Idle {
+            host.tx_phase = TxPhase::Header;
+            let t = self.now + host.model.per_datagram;
+            self.queue.push(t, APP, Event::HostTx(from.host));
+        }
+    }
+
+    /// The sending CPU finished a step of the datagram at the head of its
+    /// queue: the per-datagram work (check the adapter buffer), or writing
+    /// the cells (hand them over, go on with the next datagram).
+    pub(super) fn on_host_tx(&mut self, h: HostId) {
+        let host = &mut self.hosts[h.idx()];
+        let port = host.port.expect("a host with a VC has a link");
+        let head = host.tx.front().expect("the sending CPU has a datagram");
+        let (cells, model) = (head.cells, host.model);
+        if host.tx_phase == TxPhase::Header {
+            if let Some(cap) = model.adapter_buffer {
+                let queued = self.ports[port.idx()].queued_at(self.now);
+                let excess = (queued + cells).saturating_sub(cap);
+                if excess > 0 {
+                    match model.overflow {
+                        Overflow::Block => {
+                            // Wait until enough cells have left (the adapter
+                            // sends one per cell time while it has any).
+                            let cell_time = self.ports[port.idx()].rate.cell_time();
+                            let wait = cell_time.saturating_mul(u64::from(excess));
+                            self.queue.push(self.now.saturating_add(wait), APP, Event::HostTx(h));
+                        }
+                        Overflow::Drop => {
+                            let host = &mut self.hosts[h.idx()];
+                            let dropped = host.tx.pop_front().expect("the sending CPU has a datagram");
+                            host.tx_cells -= u64::from(dropped.cells);
+                            host.stats.adapter_dropped += 1;
+                            self.next_tx(h);
+                        }
+                    }
+                    return;
+                }
+            }
+            if !model.per_cell.is_zero() {
+                self.hosts[h.idx()].tx_phase = TxPhase::Cells;
+                let write = model.per_cell.saturating_mul(u64::from(cells));
+                self.queue.push(self.now.saturating_add(write), APP, Event::HostTx(h));
+                return;
+            }
+        }
+        let host = &mut self.hosts[h.idx()];
+        let item = host.tx.pop_front().expect("the sending CPU has a datagram");
+        host.tx_cells -= u64::from(item.cells);
+        host.stats.datagrams_sent += 1;
+        let from = VcEnd { host: h, vc: item.vc };
+        self.send_cells(from, item.datagram, item.cells, item.created);
+        self.next_tx(h);
+    }
+
+    /// The sending CPU starts on its next datagram, if any.
+    pub(super) fn next_tx(&mut self, h: HostId) {
+        let host = &mut self.hosts[h.idx()];
+        if host.tx.is_empty() {
+            host.tx_phase = TxPhase::Idle;
+        } else {
+            host.tx_phase = TxPhase::Header;
+            self.queue.push(self.now + host.model.per_datagram, APP, Event::HostTx(h));
+        }
+    }
+
+    /// Queues the `cells` cells of one PDU at the host's adapter (`created`:
+    /// when its transport sent it, for delays).
+    pub(super) fn send_cells(&mut self, from: VcEnd, datagram: Datagram, cells: u32, created: SimTime) {
+        let host = &self.hosts[from.host.idx()];
+        let port = host.port.expect("a host with a VC has a link");
+        let vc = &host.vcs[from.vc as usize];
+        let (label, slot) = (vc.label, vc.slot);
+        let pdu = self.pdus.insert(datagram, cells, created);
+        self.counts.cells_created += u64::from(cells);
+        for i in 1..=cells {
+            let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
+            self.offer_at(port, self.now, Cell { label, pdu, pti, clp: false, slot });
         }
     }
 }

@@ -6,12 +6,18 @@
 //! else that happens at the same instant (event class 3). Counting probes
 //! (`goodput`, `drops`, `utilization`) report the interval that ends at the
 //! sample; the sample at `t = 0` is 0.
+//!
+//! What a probe can watch is typed by its target ([`ProbeTarget`]): a TCP
+//! connection's window or timer, a flow's goodput, a port's queue; the
+//! sampling code matches on the target and its quantity, so no kind of probe
+//! can fall through to another's reading.
 
+use super::{Event, PROBE, Simulation};
 use crate::ids::{ConnId, FlowId, PortId};
-use atmlab_engine::Duration;
+use atmlab_engine::{Duration, SimTime};
 use serde::{Deserialize, Serialize};
 
-/// What a probe measures.
+/// What a probe measures: the names scenarios and results use.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeKind {
@@ -59,17 +65,88 @@ impl ProbeKind {
             ProbeKind::Utilization => "utilization",
         }
     }
+    /// The quantity of a TCP connection this kind measures, if it measures one.
+    pub fn of_connection(self) -> Option<ConnQuantity> {
+        match self {
+            ProbeKind::Cwnd => Some(ConnQuantity::Cwnd),
+            ProbeKind::Ssthresh => Some(ConnQuantity::Ssthresh),
+            ProbeKind::Rto => Some(ConnQuantity::Rto),
+            ProbeKind::Srtt => Some(ConnQuantity::Srtt),
+            ProbeKind::Goodput => Some(ConnQuantity::Goodput),
+            ProbeKind::Queue | ProbeKind::Drops | ProbeKind::Utilization => None,
+        }
+    }
+    /// Whether this kind measures a UDP flow (its goodput).
+    pub fn of_flow(self) -> bool {
+        self == ProbeKind::Goodput
+    }
+    /// The quantity of a port this kind measures, if it measures one.
+    pub fn of_port(self) -> Option<PortQuantity> {
+        match self {
+            ProbeKind::Queue => Some(PortQuantity::Queue),
+            ProbeKind::Drops => Some(PortQuantity::Drops),
+            ProbeKind::Utilization => Some(PortQuantity::Utilization),
+            ProbeKind::Cwnd | ProbeKind::Ssthresh | ProbeKind::Rto | ProbeKind::Srtt | ProbeKind::Goodput => None,
+        }
+    }
+}
+
+/// What a probe can measure of a TCP connection.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ConnQuantity {
+    /// Congestion window.
+    Cwnd,
+    /// Slow-start threshold.
+    Ssthresh,
+    /// Retransmission timeout.
+    Rto,
+    /// Smoothed round-trip time.
+    Srtt,
+    /// Goodput at the receiver.
+    Goodput,
+}
+
+/// What a probe can measure of an output port.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PortQuantity {
+    /// Cells queued.
+    Queue,
+    /// Cells dropped.
+    Drops,
+    /// Share of slots used.
+    Utilization,
 }
 
 /// What a probe watches.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ProbeTarget {
-    /// A TCP connection.
-    Conn(ConnId),
-    /// A UDP flow.
+    /// A quantity of a TCP connection.
+    Conn(ConnId, ConnQuantity),
+    /// The goodput of a UDP flow.
     Flow(FlowId),
-    /// An output port.
-    Port(PortId),
+    /// A quantity of an output port.
+    Port(PortId, PortQuantity),
+}
+
+impl ProbeTarget {
+    /// The kind of the samples, for results.
+    pub fn kind(self) -> ProbeKind {
+        match self {
+            ProbeTarget::Conn(_, q) => match q {
+                ConnQuantity::Cwnd => ProbeKind::Cwnd,
+                ConnQuantity::Ssthresh => ProbeKind::Ssthresh,
+                ConnQuantity::Rto => ProbeKind::Rto,
+                ConnQuantity::Srtt => ProbeKind::Srtt,
+                ConnQuantity::Goodput => ProbeKind::Goodput,
+            },
+            ProbeTarget::Flow(_) => ProbeKind::Goodput,
+            ProbeTarget::Port(_, q) => match q {
+                PortQuantity::Queue => ProbeKind::Queue,
+                PortQuantity::Drops => ProbeKind::Drops,
+                PortQuantity::Utilization => ProbeKind::Utilization,
+            },
+        }
+    }
 }
 
 /// A probe as the scenario asks for it.
@@ -77,9 +154,7 @@ pub enum ProbeTarget {
 pub struct ProbeSpec {
     /// Name of the series.
     pub name: String,
-    /// What it measures.
-    pub kind: ProbeKind,
-    /// Of what.
+    /// What it watches.
     pub target: ProbeTarget,
     /// Time between samples.
     pub interval: Duration,
@@ -89,10 +164,12 @@ pub struct ProbeSpec {
 #[derive(Clone, Debug)]
 pub(crate) struct Probe {
     pub spec: ProbeSpec,
+    /// Samples taken so far.
     pub next: u64,
-    pub last: u64,
+    /// A counting probe's total at the previous sample.
+    last: u64,
     /// Utilization: the port's slots counted at the previous sample.
-    pub last_slots: u64,
+    last_slots: u64,
     pub times_ps: Vec<u64>,
     pub values: Vec<f64>,
 }
@@ -100,5 +177,58 @@ pub(crate) struct Probe {
 impl Probe {
     pub fn new(spec: ProbeSpec) -> Probe {
         Probe { spec, next: 0, last: 0, last_slots: 0, times_ps: Vec::new(), values: Vec::new() }
+    }
+
+    /// A counter's increase since the previous sample (0 at the first).
+    fn delta(&mut self, total: u64) -> u64 {
+        let d = total - std::mem::replace(&mut self.last, total);
+        if self.next == 0 { 0 } else { d }
+    }
+
+    /// A byte counter's increase as bit/s over the interval.
+    fn rate_bps(&mut self, bytes: u64) -> f64 {
+        self.delta(bytes) as f64 * 8.0 / self.spec.interval.as_secs_f64()
+    }
+}
+
+impl Simulation {
+    /// Probe `i` takes its sample now and schedules the next.
+    pub(super) fn on_probe(&mut self, i: u32) {
+        let now = self.now;
+        let probe = &mut self.probes[i as usize];
+        let value = match probe.spec.target {
+            ProbeTarget::Conn(c, q) => {
+                let c = &self.conns[c.idx()];
+                match q {
+                    ConnQuantity::Cwnd => c.sender.cwnd() as f64,
+                    ConnQuantity::Ssthresh => c.sender.ssthresh() as f64,
+                    ConnQuantity::Rto => c.sender.rtt().rto().as_secs_f64(),
+                    ConnQuantity::Srtt => c.sender.rtt().srtt().map_or(0.0, |d| d.as_secs_f64()),
+                    ConnQuantity::Goodput => probe.rate_bps(c.receiver.stats.bytes_delivered),
+                }
+            }
+            ProbeTarget::Flow(f) => probe.rate_bps(self.flows[f.idx()].stats.bytes_received),
+            ProbeTarget::Port(q, pq) => {
+                let port = &mut self.ports[q.idx()];
+                match pq {
+                    PortQuantity::Queue => f64::from(port.queued_at(now)),
+                    PortQuantity::Drops => probe.delta(port.dropped()) as f64,
+                    PortQuantity::Utilization => {
+                        // Cells started over slots started in the interval:
+                        // both counted strictly before now, so at most 1.
+                        let sent = probe.delta(port.sent_by(now));
+                        let slots = port.slots_before(now);
+                        let offered = slots - std::mem::replace(&mut probe.last_slots, slots);
+                        if offered == 0 { 0.0 } else { sent as f64 / offered as f64 }
+                    }
+                }
+            }
+        };
+        probe.times_ps.push(now.as_ps());
+        probe.values.push(value);
+        probe.next += 1;
+        if let Some(t) = probe.spec.interval.checked_mul(probe.next).and_then(|d| SimTime::ZERO.checked_add(d)) {
+            self.queue.push(t, PROBE, Event::Probe(i));
+        }
     }
 }

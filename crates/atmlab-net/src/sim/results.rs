@@ -360,14 +360,14 @@ impl Simulation {
         let goodputs: Vec<f64> = connections.iter().map(|c| c.goodput_bps).collect();
         let tcp_goodput_bps: f64 = goodputs.iter().sum();
 
-        let efficiency_basis = self.efficiency_port.filter(|_| !self.conns.is_empty()).map(|p| {
+        let efficiency_basis = self.efficiency.port.filter(|_| !self.conns.is_empty()).map(|p| {
             let port = &self.ports[p.idx()];
             let payload_fraction = self
                 .conns
                 .iter()
                 .map(|c| tcp_payload_efficiency(c.sender.config().mss, self.hosts[c.src.host.idx()].encapsulation))
                 .fold(0.0, f64::max);
-            let background_bps = match self.efficiency_capacity {
+            let background_bps = match self.efficiency.capacity {
                 super::EfficiencyCapacity::Link => 0.0,
                 super::EfficiencyCapacity::LeftByOnoff => {
                     self.sources.iter().filter(|s| s.path.contains(&p)).map(|s| s.mean_bps()).sum()
@@ -469,13 +469,13 @@ impl Simulation {
             .iter()
             .map(|p| SeriesResult {
                 name: p.spec.name.clone(),
-                kind: p.spec.kind.name(),
+                kind: p.spec.target.kind().name(),
                 target: match p.spec.target {
-                    ProbeTarget::Conn(c) => self.conns[c.idx()].name.clone(),
+                    ProbeTarget::Conn(c, _) => self.conns[c.idx()].name.clone(),
                     ProbeTarget::Flow(f) => self.flows[f.idx()].name.clone(),
-                    ProbeTarget::Port(q) => self.ports[q.idx()].name.clone(),
+                    ProbeTarget::Port(q, _) => self.ports[q.idx()].name.clone(),
                 },
-                unit: p.spec.kind.unit(),
+                unit: p.spec.target.kind().unit(),
                 t_s: p.times_ps.iter().map(|t| *t as f64 / 1e12).collect(),
                 values: p.values.clone(),
             })
@@ -542,26 +542,20 @@ impl Simulation {
                 })
                 .collect(),
             series,
-            cell_hops: self.cell_hops,
-            events: self.events,
+            cell_hops: self.counts.cell_hops,
+            events: self.counts.events,
         })
     }
 
-    /// Datagrams of flow `f` still in the network (their PDU is live and not
-    /// delivered).
-    /// Datagrams of flow `f` with a fragment still on its way.
+    /// Datagrams of flow `f` with a fragment still on its way: in the
+    /// network, waiting for a sending CPU, or waiting for a receiving one.
     fn udp_in_flight(&self, f: u32) -> u64 {
-        use crate::pdu::Payload;
-        let target = crate::pdu::Endpoint::UdpSink(f);
-        let seq = |dest: crate::pdu::Endpoint, payload: &Payload| match payload {
-            Payload::Udp { seq, .. } | Payload::UdpFragment { seq, .. } if dest == target => Some(*seq),
-            _ => None,
-        };
-        // In the network, waiting for a sending CPU, or waiting for a
-        // receiving one.
-        let network = self.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(p.dest, &p.payload));
-        let sending = self.hosts.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(p.dest, &p.payload));
-        let receiving = self.hosts.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(p.dest, &p.payload));
+        use super::datagram::{Datagram, Endpoint};
+        let target = Endpoint::UdpSink(f);
+        let seq = |d: &Datagram| if d.dest == target { d.payload.udp_seq() } else { None };
+        let network = self.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(&p.payload));
+        let sending = self.hosts.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(&p.datagram));
+        let receiving = self.hosts.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(&p.datagram));
         let seqs: std::collections::BTreeSet<u64> = network.chain(sending).chain(receiving).collect();
         seqs.len() as u64
     }
@@ -587,18 +581,18 @@ impl Simulation {
             lost += s.lost_on_link;
         }
         let received: u64 = self.hosts.iter().map(|h| h.stats.cells_received).sum();
-        let arrived_over_links = self.cell_hops;
+        let arrived_over_links = self.counts.cell_hops;
         if sent != arrived_over_links + on_links + lost {
             return Err(SimulationError::Conservation(format!(
                 "links: {sent} cells sent != {arrived_over_links} arrived + {on_links} in flight + {lost} lost"
             )));
         }
-        let policed = self.policed;
-        if self.cells_created != received + dropped + lost + policed + queued + on_links {
+        let policed = self.counts.policed;
+        if self.counts.cells_created != received + dropped + lost + policed + queued + on_links {
             return Err(SimulationError::Conservation(format!(
                 "{} cells created != {received} received + {dropped} dropped + {lost} lost on links + {policed} \
                  discarded by UPC + {queued} queued + {on_links} on links",
-                self.cells_created
+                self.counts.cells_created
             )));
         }
         let by_policers: u64 = self.upcs.iter().map(|u| u.policer.stats.discarded).sum();
@@ -608,7 +602,7 @@ impl Simulation {
             )));
         }
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
-        let raw = self.raw_created - self.raw_received - self.raw_lost;
+        let raw = self.counts.raw_created - self.counts.raw_received - self.counts.raw_lost;
         let outstanding = self.pdus.outstanding_cells() + raw;
         if outstanding != queued + on_links {
             return Err(SimulationError::Conservation(format!(

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::aal5::Encapsulation;
-use crate::atm::{AcceptancePolicy, PortConfig, Queueing, SchedulerKind, ServiceCategory};
+use crate::atm::{DropPolicy, PortConfig, Queueing, SchedulerKind, ServiceCategory};
 use crate::tcp::{TcpConfig, TcpVariant};
 use atmlab_engine::BitRate;
+use atmlab_engine::RngStreams;
 
 pub(crate) fn oc3() -> BitRate {
     BitRate::from_bps(155_520_000).unwrap()
@@ -15,7 +16,7 @@ pub(crate) fn switch_port(buffer: u32) -> PortConfig {
         queueing: Queueing::PerCategory,
         buffer: Some(buffer),
         class_buffers: [None; 4],
-        policies: [AcceptancePolicy::default(); 4],
+        policies: [DropPolicy::default(); 4],
         scheduler: SchedulerKind::default(),
         clp_threshold: None,
     }
@@ -136,11 +137,12 @@ fn probes(b: &mut NetworkBuilder) {
     let q = b.port_toward(sw2, dst0).unwrap();
     let ms = Duration::from_ms(1);
     for kind in [ProbeKind::Queue, ProbeKind::Drops, ProbeKind::Utilization] {
-        b.add_probe(ProbeSpec { name: kind.name().into(), kind, target: ProbeTarget::Port(q), interval: ms });
+        let target = ProbeTarget::Port(q, kind.of_port().unwrap());
+        b.add_probe(ProbeSpec { name: kind.name().into(), target, interval: ms });
     }
     for kind in [ProbeKind::Cwnd, ProbeKind::Goodput, ProbeKind::Rto, ProbeKind::Srtt] {
-        let target = ProbeTarget::Conn(crate::ids::ConnId(0));
-        b.add_probe(ProbeSpec { name: kind.name().into(), kind, target, interval: ms });
+        let target = ProbeTarget::Conn(crate::ids::ConnId(0), kind.of_connection().unwrap());
+        b.add_probe(ProbeSpec { name: kind.name().into(), target, interval: ms });
     }
 }
 
@@ -221,7 +223,7 @@ fn test_bernoulli_link_loss_has_the_set_probability() {
 /// 97-0424's N-source configuration with its end-to-end ON/OFF VBR source
 /// (100% of the link while ON) sharing the bottleneck.
 fn with_vbr(gr: Option<(u64, u64)>, on: Duration, seconds: u64) -> Simulation {
-    with_vbr_mode(gr, on, seconds, true, crate::atm::AcceptancePolicy::default())
+    with_vbr_mode(gr, on, seconds, true, crate::atm::DropPolicy::default())
 }
 
 fn with_vbr_mode(
@@ -229,7 +231,7 @@ fn with_vbr_mode(
     on: Duration,
     seconds: u64,
     elide: bool,
-    ubr_policy: crate::atm::AcceptancePolicy,
+    ubr_policy: crate::atm::DropPolicy,
 ) -> Simulation {
     let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
     b.set_event_elision(elide);
@@ -313,9 +315,9 @@ fn test_guaranteed_rate_shares_the_bottleneck_during_vbr_bursts() {
 
 #[test]
 fn test_event_elision_with_vbr_gr_and_selective_drop_matches_the_reference() {
-    use crate::atm::{AcceptancePolicy, SelectiveDrop};
-    let sd = AcceptancePolicy::SelectiveDrop(SelectiveDrop { threshold: 900, z: 0.8, keep_end_of_frame: true });
-    for (gr, policy) in [(None, AcceptancePolicy::default()), (Some((1, 10)), sd)] {
+    use crate::atm::{DropPolicy, SelectiveDrop};
+    let sd = DropPolicy::SelectiveDrop(SelectiveDrop { threshold: 900, z: 0.8, keep_end_of_frame: true });
+    for (gr, policy) in [(None, DropPolicy::default()), (Some((1, 10)), sd)] {
         let mut a = with_vbr_mode(gr, Duration::from_ms(50), 1, true, policy).run().unwrap();
         let mut b = with_vbr_mode(gr, Duration::from_ms(50), 1, false, policy).run().unwrap();
         assert!(a.events * 2 < b.events, "{} vs {}", a.events, b.events);

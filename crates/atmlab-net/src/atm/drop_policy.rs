@@ -1,6 +1,8 @@
-//! Buffer acceptance: which arriving cells a port queues.
+//! Drop policies (buffer acceptance, TM 4.0): which arriving cells a port
+//! queues. The scenario key is `drop_policy`.
 //!
-//! A port asks its [`BufferAcceptance`] policy about every cell that is not
+//! A port asks its [`DropPolicy`] (through the [`AdmissionRule`] every
+//! policy implements) about every cell that is not
 //! already part of a frame being discarded. The port itself keeps the frame
 //! bookkeeping that every frame-aware policy needs (is this the first cell of
 //! an AAL5 frame? is the rest of this frame being discarded?), the buffer
@@ -19,7 +21,7 @@
 //! (`X`: cells in the pool, `K`: its size, `Y_i`: the VC's cells, `Na`: VCs
 //! with cells in the pool.)
 //!
-//! Policies are dispatched statically through [`AcceptancePolicy`] (an enum),
+//! Policies are dispatched statically through [`DropPolicy`] (an enum),
 //! so adding one means adding a struct that implements the trait and a
 //! variant; no `dyn` on the per-cell path.
 
@@ -65,7 +67,7 @@ pub enum OverflowAction {
 }
 
 /// A buffer acceptance policy.
-pub trait BufferAcceptance {
+pub trait AdmissionRule {
     /// Decides on a cell before the buffer-space check.
     fn admit(&mut self, ctx: &AdmitContext) -> Verdict;
     /// Handles an admitted cell that does not fit.
@@ -91,7 +93,7 @@ pub trait BufferAcceptance {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TailDrop;
 
-impl BufferAcceptance for TailDrop {
+impl AdmissionRule for TailDrop {
     fn admit(&mut self, _: &AdmitContext) -> Verdict {
         Verdict::Admit
     }
@@ -115,7 +117,7 @@ pub struct Ppd {
     pub keep_end_of_frame: bool,
 }
 
-impl BufferAcceptance for Ppd {
+impl AdmissionRule for Ppd {
     fn admit(&mut self, _: &AdmitContext) -> Verdict {
         Verdict::Admit
     }
@@ -155,7 +157,7 @@ impl Epd {
     }
 }
 
-impl BufferAcceptance for Epd {
+impl AdmissionRule for Epd {
     fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
         let over = if self.strict { ctx.pool_occupancy > self.threshold } else { ctx.pool_occupancy >= self.threshold };
         if ctx.first_cell_of_frame && over { Verdict::DiscardFrame } else { Verdict::Admit }
@@ -188,7 +190,7 @@ pub struct SelectiveDrop {
     pub keep_end_of_frame: bool,
 }
 
-impl BufferAcceptance for SelectiveDrop {
+impl AdmissionRule for SelectiveDrop {
     fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
         let x = ctx.pool_occupancy;
         if ctx.first_cell_of_frame
@@ -221,7 +223,7 @@ pub struct Fba {
     pub keep_end_of_frame: bool,
 }
 
-impl BufferAcceptance for Fba {
+impl AdmissionRule for Fba {
     fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
         let (x, r, k) = (ctx.pool_occupancy, self.threshold, ctx.pool_limit);
         if ctx.first_cell_of_frame && x > r {
@@ -245,7 +247,7 @@ impl BufferAcceptance for Fba {
 /// The acceptance policies atmlab implements, dispatched statically.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum AcceptancePolicy {
+pub enum DropPolicy {
     /// See [`TailDrop`].
     TailDrop(TailDrop),
     /// See [`Ppd`].
@@ -258,25 +260,25 @@ pub enum AcceptancePolicy {
     Fba(Fba),
 }
 
-impl Default for AcceptancePolicy {
+impl Default for DropPolicy {
     fn default() -> Self {
-        AcceptancePolicy::TailDrop(TailDrop)
+        DropPolicy::TailDrop(TailDrop)
     }
 }
 
 macro_rules! dispatch {
     ($self:expr, $p:ident => $e:expr) => {
         match $self {
-            AcceptancePolicy::TailDrop($p) => $e,
-            AcceptancePolicy::Ppd($p) => $e,
-            AcceptancePolicy::Epd($p) => $e,
-            AcceptancePolicy::SelectiveDrop($p) => $e,
-            AcceptancePolicy::Fba($p) => $e,
+            DropPolicy::TailDrop($p) => $e,
+            DropPolicy::Ppd($p) => $e,
+            DropPolicy::Epd($p) => $e,
+            DropPolicy::SelectiveDrop($p) => $e,
+            DropPolicy::Fba($p) => $e,
         }
     };
 }
 
-impl BufferAcceptance for AcceptancePolicy {
+impl AdmissionRule for DropPolicy {
     #[inline]
     fn admit(&mut self, ctx: &AdmitContext) -> Verdict {
         dispatch!(self, p => p.admit(ctx))
@@ -298,15 +300,15 @@ impl BufferAcceptance for AcceptancePolicy {
     }
 }
 
-impl AcceptancePolicy {
+impl DropPolicy {
     /// Short name for reports (`tail_drop`, `ppd`, `epd`).
     pub fn name(&self) -> &'static str {
         match self {
-            AcceptancePolicy::TailDrop(_) => "tail_drop",
-            AcceptancePolicy::Ppd(_) => "ppd",
-            AcceptancePolicy::Epd(_) => "epd",
-            AcceptancePolicy::SelectiveDrop(_) => "selective_drop",
-            AcceptancePolicy::Fba(_) => "fba",
+            DropPolicy::TailDrop(_) => "tail_drop",
+            DropPolicy::Ppd(_) => "ppd",
+            DropPolicy::Epd(_) => "epd",
+            DropPolicy::SelectiveDrop(_) => "selective_drop",
+            DropPolicy::Fba(_) => "fba",
         }
     }
 }

@@ -1,0 +1,125 @@
+//! Cells between ports: a port's slot, a cell put on a link, its arrival at
+//! the far end, usage parameter control where it enters a switch, and the
+//! output port that takes it (see `atm/port.rs` for the two port modes and
+//! the eager hops that skip arrival events).
+
+use super::{ARRIVAL, Event, SLOT, Simulation};
+use crate::atm::{Cell, NextHop, Offer};
+use crate::ids::PortId;
+use crate::pdu::PduId;
+use atmlab_engine::SimTime;
+
+impl Simulation {
+    #[inline]
+    pub(super) fn on_port_slot(&mut self, p: PortId) {
+        let tx = self.ports[p.idx()].transmit(self.now);
+        if let Some(s) = tx.next_slot {
+            self.queue.push(s, SLOT, Event::PortSlot(p));
+        }
+        self.put_on_link(p, tx.arrival, tx.cell);
+    }
+
+    /// A cell leaves port `p` and will reach the far end at `arrival`.
+    ///
+    /// If it goes on to a pipelined port fed by this link alone (`eager`),
+    /// that port takes it now, at its arrival time: such a port sees only
+    /// this link's cells, in order, so nothing can come between. Cells that
+    /// would arrive after the end of the run stay on the link.
+    #[inline]
+    pub(super) fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
+        if self.ports[p.idx()].loses_cell() {
+            self.settle_lost(cell);
+            return;
+        }
+        let port = &self.ports[p.idx()];
+        let vc = &port.vcs[cell.slot as usize];
+        if vc.eager && arrival < self.end {
+            let (next, upc) = (vc.next, vc.upc);
+            self.counts.cell_hops += 1;
+            self.enter_switch(next, upc, arrival, cell);
+        } else if port.is_to_host() && cell.pdu == PduId::NONE && arrival < self.end {
+            // A cell source's cell only adds to its sink's count: it needs
+            // no event, and is not kept on the link until a frame end that
+            // never comes (it would pile up in memory for the whole run).
+            let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
+            self.counts.cell_hops += 1;
+            self.host_receive(host, vc, cell);
+        } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
+            self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+        }
+    }
+
+    #[inline]
+    pub(super) fn on_link_arrival(&mut self, p: PortId) {
+        if self.ports[p.idx()].is_to_host() {
+            // A frame end is due: take it with the cells before it.
+            loop {
+                let (_, cell) = self.ports[p.idx()].take_arrival();
+                self.counts.cell_hops += 1;
+                let NextHop::Host { host, vc } = self.ports[p.idx()].vcs[cell.slot as usize].next else {
+                    unreachable!("a link into a host carries host-bound cells")
+                };
+                self.host_receive(host, vc, cell);
+                if cell.is_end_of_frame() {
+                    break;
+                }
+            }
+            if let Some(t) = self.ports[p.idx()].next_frame_end() {
+                self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            }
+            return;
+        }
+        let port = &mut self.ports[p.idx()];
+        let (_, cell) = port.take_arrival();
+        let (hop, upc) = (port.vcs[cell.slot as usize].next, port.vcs[cell.slot as usize].upc);
+        if let Some(t) = port.next_arrival() {
+            self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+        }
+        self.counts.cell_hops += 1;
+        match hop {
+            NextHop::Port { .. } => self.enter_switch(hop, upc, self.now, cell),
+            NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
+        }
+    }
+
+    /// A cell reaches a switch at `at`: usage parameter control (if its VC
+    /// is policed on this link), then relabelling and the output port.
+    #[inline]
+    pub(super) fn enter_switch(&mut self, hop: NextHop, upc: u32, at: SimTime, mut cell: Cell) {
+        let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
+        if upc != crate::atm::NO_UPC {
+            match self.upcs[upc as usize].policer.police(at, cell.clp) {
+                crate::atm::Policed::Pass => {}
+                crate::atm::Policed::Tag => cell.clp = true,
+                crate::atm::Policed::Discard => {
+                    self.counts.policed += 1;
+                    self.settle_lost(cell);
+                    return;
+                }
+            }
+        }
+        self.offer_at(port, at, Cell { label, slot, ..cell });
+    }
+
+    /// Offers `cell` to port `p` as arriving at `at` (now, or later for an
+    /// eager hop).
+    #[inline]
+    pub(super) fn offer_at(&mut self, p: PortId, at: SimTime, cell: Cell) {
+        match self.ports[p.idx()].offer(at, cell) {
+            Offer::Queued { wake: Some(t) } => self.queue.push(t, SLOT, Event::PortSlot(p)),
+            Offer::Queued { wake: None } => {}
+            Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
+            Offer::Dropped(_) => self.settle_lost(cell),
+        }
+    }
+
+    /// A cell was dropped or lost: settle its PDU (or count a cell source's).
+    #[inline]
+    pub(super) fn settle_lost(&mut self, cell: Cell) {
+        if cell.pdu == PduId::NONE {
+            self.counts.raw_lost += 1;
+        } else {
+            self.pdus.settle_cell(cell.pdu);
+        }
+    }
+}
