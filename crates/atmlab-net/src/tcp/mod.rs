@@ -21,7 +21,7 @@ pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::{RtoConfig, RttEstimator};
 pub use scoreboard::Scoreboard;
 pub use segment::{SackBlocks, TcpFlags, TcpOptions, TcpSegment};
-pub use sender::{SenderStats, TcpSender};
+pub use sender::{Recovery, SenderStats, TcpSender};
 
 use atmlab_engine::{Duration, SimTime};
 use serde::{Deserialize, Serialize};

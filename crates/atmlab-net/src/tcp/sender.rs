@@ -24,6 +24,33 @@ enum State {
     Established,
 }
 
+/// Where the sender is in repairing losses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Recovery {
+    /// Nothing to repair (or, for Vanilla and Tahoe, repairing by go-back-N).
+    Open,
+    /// Reno and NewReno fast recovery (RFC 2001 s4, RFC 6582 s3.2).
+    Fast {
+        /// Window inflation by duplicate ACKs, kept apart from `cwnd` so that
+        /// a timeout halves the real window (ns-2's `dupwnd_`).
+        dupwnd: u64,
+        /// NewReno: the retransmit timer has been reset by a partial ACK
+        /// (only the first partial ACK resets it, RFC 6582 s3.2 step 5).
+        partial_acked: bool,
+    },
+    /// SACK recovery as Fall and Floyd's sack1 (RFC 2018 scoreboard).
+    Sack {
+        /// Bytes estimated in the network.
+        pipe: i64,
+        /// Every hole below this has been retransmitted in this recovery.
+        high_rxt: u64,
+    },
+    /// After a retransmission timeout: going back N until everything sent
+    /// before it (`recover`) is acknowledged; no fast retransmit meanwhile
+    /// (RFC 6582 s4.1, "careful").
+    Loss,
+}
+
 /// Counters of a sender.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -58,9 +85,6 @@ pub struct TcpSender {
     snd_max: u64,
     end: u64,
     cwnd: u64,
-    /// Reno/NewReno fast-recovery inflation, kept apart from `cwnd` so that a
-    /// timeout halves the real window (as ns-2's `dupwnd_`).
-    dupwnd: u64,
     ssthresh: u64,
     snd_wnd: u64,
     /// The largest window the peer has offered (BSD `max_sndwnd`).
@@ -70,16 +94,10 @@ pub struct TcpSender {
     /// Highest sequence sent when the last fast retransmit or timeout
     /// happened; no new fast retransmit below it (RFC 6582 "careful").
     recover: u64,
-    in_recovery: bool,
-    /// NewReno: the retransmit timer is reset on the first partial ACK only.
-    partial_acked: bool,
+    recovery: Recovery,
     /// SACK was negotiated.
     sack: bool,
     scoreboard: Scoreboard,
-    /// SACK: bytes estimated in the network during recovery.
-    pipe: i64,
-    /// SACK: everything below this was retransmitted in this recovery.
-    high_rxt: u64,
     rtt: RttEstimator,
     timed: Option<(u64, SimTime)>,
     rto_deadline: Option<SimTime>,
@@ -104,19 +122,15 @@ impl TcpSender {
             snd_max: iss,
             end: bytes.map_or(u64::MAX, |b| iss + 1 + b),
             cwnd: u64::from(cfg.initial_cwnd) * mss,
-            dupwnd: 0,
             ssthresh,
             snd_wnd: 0,
             max_sndwnd: 0,
             snd_scale: 0,
             dupacks: 0,
             recover: iss,
-            in_recovery: false,
-            partial_acked: false,
+            recovery: Recovery::Open,
             sack: false,
             scoreboard: Scoreboard::default(),
-            pipe: 0,
-            high_rxt: 0,
             timed: None,
             rto_deadline: None,
             stats: SenderStats::default(),
@@ -160,9 +174,13 @@ impl TcpSender {
     pub fn dupacks(&self) -> u32 {
         self.dupacks
     }
-    /// Whether the sender is in fast recovery.
+    /// Where the sender is in repairing losses.
+    pub fn recovery(&self) -> Recovery {
+        self.recovery
+    }
+    /// Whether the sender is in fast recovery (Reno, NewReno) or SACK recovery.
     pub fn in_fast_recovery(&self) -> bool {
-        self.in_recovery
+        matches!(self.recovery, Recovery::Fast { .. } | Recovery::Sack { .. })
     }
     /// Whether SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
@@ -172,9 +190,20 @@ impl TcpSender {
     pub fn scoreboard(&self) -> &Scoreboard {
         &self.scoreboard
     }
-    /// SACK: the estimate of bytes in the network during recovery.
+    /// SACK: the estimate of bytes in the network during recovery (0 outside it).
     pub fn pipe(&self) -> i64 {
-        self.pipe
+        match self.recovery {
+            Recovery::Sack { pipe, .. } => pipe,
+            _ => 0,
+        }
+    }
+
+    /// Reno/NewReno: the window inflation of fast recovery (0 outside it).
+    fn dupwnd(&self) -> u64 {
+        match self.recovery {
+            Recovery::Fast { dupwnd, .. } => dupwnd,
+            _ => 0,
+        }
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
@@ -323,7 +352,10 @@ impl TcpSender {
             self.snd_nxt = self.snd_una;
         }
         self.dupacks = 0;
-        if self.in_recovery {
+        if self.recovery == Recovery::Loss && ack >= self.recover {
+            self.recovery = Recovery::Open; // everything sent before the timeout is acknowledged
+        }
+        if self.in_fast_recovery() {
             self.on_ack_in_recovery(now, ack, acked, out);
         } else {
             self.open_cwnd();
@@ -354,16 +386,18 @@ impl TcpSender {
                 // one segment; reset the timer on the first partial ACK only.
                 let len = self.mss.min(self.end - self.snd_una);
                 self.send_data(now, self.snd_una, len, out);
-                let window =
-                    (self.cwnd + self.dupwnd).saturating_sub(acked) + if acked >= self.mss { self.mss } else { 0 };
-                if window >= self.cwnd {
-                    self.dupwnd = window - self.cwnd;
+                let Recovery::Fast { dupwnd, partial_acked } = self.recovery else {
+                    unreachable!("NewReno recovers in fast recovery")
+                };
+                let window = (self.cwnd + dupwnd).saturating_sub(acked) + if acked >= self.mss { self.mss } else { 0 };
+                let dupwnd = if window >= self.cwnd {
+                    window - self.cwnd
                 } else {
                     self.cwnd = window.max(self.mss);
-                    self.dupwnd = 0;
-                }
-                if !self.partial_acked {
-                    self.partial_acked = true;
+                    0
+                };
+                self.recovery = Recovery::Fast { dupwnd, partial_acked: true };
+                if !partial_acked {
                     self.arm(now);
                 }
                 self.output(now, out);
@@ -377,7 +411,9 @@ impl TcpSender {
             TcpVariant::Sack => {
                 // sack1: a partial ACK means the retransmission and the
                 // original have both left the network.
-                self.pipe -= 2 * self.mss as i64;
+                if let Recovery::Sack { pipe, .. } = &mut self.recovery {
+                    *pipe -= 2 * self.mss as i64;
+                }
                 self.arm(now);
                 self.send_in_recovery(now, out);
             }
@@ -385,10 +421,8 @@ impl TcpSender {
     }
 
     fn end_recovery(&mut self, cwnd: u64) {
-        self.in_recovery = false;
+        self.recovery = Recovery::Open;
         self.cwnd = cwnd.max(self.mss);
-        self.dupwnd = 0;
-        self.pipe = 0;
     }
 
     fn restart_timer(&mut self, now: SimTime) {
@@ -416,21 +450,20 @@ impl TcpSender {
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
         let thresh = self.cfg.dupack_threshold;
-        if self.in_recovery {
-            match self.cfg.variant {
-                TcpVariant::Reno | TcpVariant::NewReno => {
-                    if !self.cfg.freeze_window_in_fast_recovery {
-                        self.dupwnd += self.mss; // one more segment has left the network
-                    }
-                    self.output(now, out);
+        match &mut self.recovery {
+            Recovery::Fast { dupwnd, .. } => {
+                if !self.cfg.freeze_window_in_fast_recovery {
+                    *dupwnd += self.mss; // one more segment has left the network
                 }
-                TcpVariant::Sack => {
-                    self.pipe -= self.mss as i64;
-                    self.send_in_recovery(now, out);
-                }
-                TcpVariant::Vanilla | TcpVariant::Tahoe => {}
+                self.output(now, out);
+                return;
             }
-            return;
+            Recovery::Sack { pipe, .. } => {
+                *pipe -= self.mss as i64;
+                self.send_in_recovery(now, out);
+                return;
+            }
+            Recovery::Open | Recovery::Loss => {}
         }
         self.dupacks += 1;
         // One fast retransmit per window: not while the ACKs still cover only
@@ -451,10 +484,9 @@ impl TcpSender {
                 self.output(now, out);
             }
             TcpVariant::Reno | TcpVariant::NewReno => {
-                self.in_recovery = true;
-                self.partial_acked = false;
                 self.cwnd = self.ssthresh;
-                self.dupwnd = if self.cfg.freeze_window_in_fast_recovery { 0 } else { u64::from(thresh) * self.mss };
+                let dupwnd = if self.cfg.freeze_window_in_fast_recovery { 0 } else { u64::from(thresh) * self.mss };
+                self.recovery = Recovery::Fast { dupwnd, partial_acked: false };
                 self.send_data(now, self.snd_una, len, out);
                 self.arm(now);
                 self.output(now, out);
@@ -462,11 +494,10 @@ impl TcpSender {
             TcpVariant::Sack => {
                 // sack1: pipe = what is outstanding less the segments the
                 // duplicate ACKs report as having left; cwnd = ssthresh.
-                self.in_recovery = true;
                 self.cwnd = self.ssthresh;
-                self.pipe = (self.snd_max - self.snd_una) as i64 - i64::from(thresh) * self.mss as i64;
+                let pipe = (self.snd_max - self.snd_una) as i64 - i64::from(thresh) * self.mss as i64;
                 self.send_data(now, self.snd_una, len, out);
-                self.high_rxt = self.snd_una + len;
+                self.recovery = Recovery::Sack { pipe, high_rxt: self.snd_una + len };
                 self.arm(now);
             }
             TcpVariant::Vanilla => unreachable!("returned above"),
@@ -475,12 +506,13 @@ impl TcpSender {
 
     /// SACK recovery: while `pipe < cwnd`, send the next hole, else new data.
     fn send_in_recovery(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
-        while self.pipe < self.cwnd as i64 {
-            let from = self.high_rxt.max(self.snd_una);
+        let Recovery::Sack { mut pipe, mut high_rxt } = self.recovery else { unreachable!("called in SACK recovery") };
+        while pipe < self.cwnd as i64 {
+            let from = high_rxt.max(self.snd_una);
             if let Some((seq, len)) = self.scoreboard.next_hole(from, self.mss) {
                 let len = len.min(self.end - seq);
                 self.send_data(now, seq, len, out);
-                self.high_rxt = seq + len;
+                high_rxt = seq + len;
             } else {
                 let limit = self.snd_una.saturating_add(self.snd_wnd);
                 let seq = self.snd_nxt.max(self.snd_max);
@@ -491,8 +523,9 @@ impl TcpSender {
                 self.send_data(now, seq, len, out);
                 self.snd_nxt = seq + len;
             }
-            self.pipe += self.mss as i64;
+            pipe += self.mss as i64;
         }
+        self.recovery = Recovery::Sack { pipe, high_rxt };
     }
 
     /// The retransmission timer fired (the caller checks the deadline).
@@ -514,9 +547,7 @@ impl TcpSender {
                 self.stats.timeouts += 1;
                 self.halve();
                 self.cwnd = self.mss;
-                self.dupwnd = 0;
-                self.pipe = 0;
-                self.in_recovery = false;
+                self.recovery = Recovery::Loss;
                 if !self.cfg.keep_dupacks_on_timeout {
                     self.dupacks = 0;
                 }
@@ -542,7 +573,7 @@ impl TcpSender {
         if self.state != State::Established {
             return;
         }
-        let win = (self.cwnd + self.dupwnd).min(self.snd_wnd);
+        let win = (self.cwnd + self.dupwnd()).min(self.snd_wnd);
         let limit = self.snd_una.saturating_add(win);
         while self.snd_nxt < self.end {
             let mut len = self.mss.min(self.end - self.snd_nxt);

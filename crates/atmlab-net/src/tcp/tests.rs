@@ -173,6 +173,57 @@ fn test_vanilla_ignores_dupacks_and_recovers_by_timeout() {
 }
 
 #[test]
+fn test_recovery_states_reno_fast_then_open_and_timeout_loss_until_recover() {
+    // Reno: the third duplicate ACK enters fast recovery with the inflation
+    // of three segments; the new ACK leaves it.
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Reno);
+    assert_eq!(p.tx.recovery(), Recovery::Open);
+    let out = p.deliver_to_tx(&dupacks[..3]);
+    assert_eq!(p.tx.recovery(), Recovery::Fast { dupwnd: 3 * MSS, partial_acked: false });
+    p.deliver_to_tx(&dupacks[3..4]);
+    assert_eq!(p.tx.recovery(), Recovery::Fast { dupwnd: 4 * MSS, partial_acked: false });
+    let ack = p.deliver_to_rx(&out);
+    p.deliver_to_tx(&ack);
+    assert_eq!(p.tx.recovery(), Recovery::Open);
+
+    // Vanilla: a timeout goes back N in the Loss state, which ends only when
+    // everything sent before the timeout is acknowledged.
+    let (mut p, dupacks, lost2) = lose_first_of_sixteen(TcpVariant::Vanilla);
+    p.deliver_to_tx(&dupacks);
+    p.now = p.tx.rto_deadline().expect("timer runs");
+    let mut rexmit = Vec::new();
+    p.tx.on_timeout(p.now, &mut rexmit);
+    assert_eq!(p.tx.recovery(), Recovery::Loss);
+    assert_eq!(rexmit[0].seq, lost2.seq);
+    let ack = p.deliver_to_rx(&rexmit);
+    assert_eq!(ack[0].ack, lost2.seq + 16 * MSS, "the retransmission fills the only hole");
+    p.deliver_to_tx(&ack);
+    assert_eq!(p.tx.recovery(), Recovery::Open);
+    let _ = lost;
+}
+
+#[test]
+fn test_sack_recovery_tracks_pipe_and_retransmitted_holes() {
+    let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Sack);
+    p.deliver_to_tx(&dupacks[..3]);
+    // sack1 (algorithms.md s7.5): pipe = 16 outstanding - 3 reported by the
+    // duplicate ACKs = 13 segments (the fast retransmission is not counted);
+    // the lost segment was retransmitted, so no hole below it is left.
+    match p.tx.recovery() {
+        Recovery::Sack { pipe, high_rxt } => {
+            assert_eq!(pipe, 13 * MSS as i64);
+            assert_eq!(high_rxt, lost.seq + MSS);
+        }
+        other => panic!("expected SACK recovery, got {other:?}"),
+    }
+    // Each further duplicate ACK takes one segment out of the pipe; with 12
+    // segments estimated in the network and cwnd = 8 nothing may be sent.
+    let sent = p.deliver_to_tx(&dupacks[3..4]);
+    assert_eq!(p.tx.pipe(), 12 * MSS as i64);
+    assert!(sent.is_empty());
+}
+
+#[test]
 fn test_timer_is_tick_aligned_two_to_three_ticks() {
     // One segment on a LAN path: RTO = 3 ticks, armed mid-tick it fires at
     // the third tick boundary after it was set.
