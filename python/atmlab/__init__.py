@@ -14,7 +14,14 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from .api import run
-from .errors import AtmlabError, LimitError, ScenarioError, SimulationError
+from .errors import (
+    ArgumentError,
+    AtmlabError,
+    LimitError,
+    ResultsDatabaseError,
+    ScenarioError,
+    SimulationError,
+)
 from .result import Result
 from .scenario import load, validate
 from .sweep import Sweep, SweepOutcome, results
@@ -26,9 +33,11 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "ArgumentError",
     "AtmlabError",
     "LimitError",
     "Result",
+    "ResultsDatabaseError",
     "ScenarioError",
     "SimulationError",
     "Sweep",

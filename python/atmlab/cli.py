@@ -1,18 +1,24 @@
 """The ``atmlab`` command line.
 
-Every user-facing error (a bad scenario, a missing file) is printed as one
-``error:`` line on standard error with exit status 2; no traceback.
+Every user-facing error (a bad scenario, a missing file, a results database
+that cannot be used) is printed as one ``error:`` line on standard error
+with exit status 2; no traceback. Set ``ATMLAB_TRACEBACK=1`` to see the
+traceback of an unexpected error (a bug to report).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
+from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -26,7 +32,7 @@ from rich.table import Table
 
 from . import __version__, reproduce as reproduce_mod
 from .api import run as run_scenario
-from .errors import AtmlabError
+from .errors import INT64_MAX, AtmlabError, out_of_range
 from .result import Result
 
 if TYPE_CHECKING:
@@ -43,14 +49,60 @@ err = Console(stderr=True, highlight=False, width=_width)
 
 
 class AtmlabGroup(click.Group):
-    """Turns atmlab's own errors into one clean line and exit status 2."""
+    """Turns atmlab's own errors into one clean line and exit status 2; so
+    too a file that cannot be read or written (``--csv`` into a read-only
+    folder) and, as a last resort, an unexpected error, which is a bug."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except AtmlabError as e:
-            err.print(f"[bold red]error:[/] {e}", soft_wrap=True)
-            sys.exit(2)
+            _fail(str(e))
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # usage errors and --help: click's own output
+        except OSError as e:
+            if e.errno == errno.EPIPE:
+                raise  # `atmlab results | head`: click ends quietly
+            _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e))
+        except Exception as e:
+            if os.environ.get("ATMLAB_TRACEBACK"):
+                raise
+            _fail(f"internal error (a bug in atmlab; please report it, with ATMLAB_TRACEBACK=1 for the "
+                  f"traceback): {type(e).__name__}: {e}")
+
+
+def _fail(message: str) -> NoReturn:
+    """One line, whatever the message holds ("[params]" is no markup)."""
+    err.print(f"[bold red]error:[/] {escape(' '.join(message.split()))}", soft_wrap=True)
+    sys.exit(2)
+
+
+class WholeNumber(click.ParamType):
+    """A whole-number option checked by atmlab's one range check
+    (:func:`atmlab.errors.out_of_range`), so that the command line accepts
+    and states the same ranges as the API: a seed beyond what the results
+    database stores, or a payload beyond what the core takes, is a usage
+    error naming the range, not a traceback."""
+
+    name = "integer"
+
+    def __init__(self, lo: int, hi: int = INT64_MAX) -> None:
+        self.lo, self.hi = lo, hi
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        number = value
+        if isinstance(value, str):
+            with suppress(ValueError):  # else out_of_range says what the text should be
+                number = int(value.strip())
+        problem = out_of_range(number, self.lo, self.hi)
+        if problem:
+            self.fail(problem, param, ctx)
+        return int(number)
+
+
+SEED = WholeNumber(0)
+REPLICATION = WholeNumber(0)
+COUNT = WholeNumber(1)  # replications, jobs
 
 
 @click.group(cls=AtmlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -144,9 +196,9 @@ SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".jo
 
 @main.command(help=f"Run SCENARIO and print a summary.\n\nSCENARIO is {SCENARIO_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", type=SEED, default=None,
               help="Master seed (default: the scenario's simulation.seed).")
-@click.option("--replication", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--replication", type=REPLICATION, default=0, show_default=True,
               help="Replication index: independent random streams for the same seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def run(scenario: str, seed: int | None, replication: int, as_json: bool) -> None:
@@ -176,10 +228,10 @@ def validate(scenario: str) -> None:
 
 
 @main.command()
-@click.option("--payload", type=click.IntRange(min=0), required=True, help="User data bytes of the message.")
+@click.option("--payload", type=WholeNumber(0, 2**64 - 1), required=True, help="User data bytes of the message.")
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True,
               help="One UDP datagram, or a TCP transfer in MSS-sized segments (MSS = MTU - 40).")
-@click.option("--mtu", type=click.IntRange(min=1), default=9180, show_default=True, help="IP MTU, bytes.")
+@click.option("--mtu", type=WholeNumber(1, 2**32 - 1), default=9180, show_default=True, help="IP MTU, bytes.")
 @click.option("--encap", type=click.Choice(["null", "llc-snap"]), default="llc-snap", show_default=True,
               help="RFC 1483 encapsulation: VC multiplexing (null) or an 8-byte LLC/SNAP header.")
 @click.option("--fragmentation", type=click.Choice(["rfc791", "berkeley"]), default="rfc791", show_default=True,
@@ -256,20 +308,20 @@ def bench(as_json: bool, quick: bool) -> None:
               "Finished runs are skipped, so an interrupted sweep resumes where it stopped; a failed run is "
               "recorded with its error and does not stop the sweep. SCENARIO is " + SCENARIO_HELP + ".")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("-r", "--replications", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("-r", "--replications", type=COUNT, default=1, show_default=True,
               help="Runs per point, with independent random streams.")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", type=SEED, default=None,
               help="Master seed (default: the scenario's simulation.seed).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="Results database (SQLite; created if missing).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+@click.option("-j", "--jobs", type=COUNT, default=None,
               help="Worker processes (default: one per core; 1 runs in this process).")
 @click.option("--dask", metavar="ADDRESS|local", default=None,
               help="Run on a Dask distributed scheduler at ADDRESS, or on a LocalCluster with 'local'.")
 @click.option("--ci-target", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Add replications until the 95%% CI half-width of --ci-metric is at most this.")
 @click.option("--ci-metric", default="efficiency", show_default=True, help="The metric --ci-target applies to.")
-@click.option("--max-replications", type=click.IntRange(min=1), default=30, show_default=True,
+@click.option("--max-replications", type=COUNT, default=30, show_default=True,
               help="The cap for --ci-target.")
 @click.option("--dry-run", is_flag=True, help="List the points and runs without running them.")
 def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: int | None, dask: str | None,
@@ -326,10 +378,7 @@ def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: in
 @click.option("--all-metrics", is_flag=True, help="Also per-connection, per-flow and per-port metrics.")
 def results(db: Path, sweep_name: str | None, status: str | None, csv_path: Path | None,
             parquet_path: Path | None, all_metrics: bool) -> None:
-    try:
-        df = load_results(db, sweep=sweep_name, status=status, all_metrics=all_metrics)
-    except FileNotFoundError as e:
-        raise AtmlabError(str(e)) from None
+    df = load_results(db, sweep=sweep_name, status=status, all_metrics=all_metrics)
     if csv_path:
         df.to_csv(csv_path, index=False)
         out.print(f"wrote {len(df)} runs to {csv_path}")
@@ -359,7 +408,7 @@ def results(db: Path, sweep_name: str | None, status: str | None, csv_path: Path
 @click.option("--x", default=None, help="Parameter on the x axis (default: the first swept).")
 @click.option("--group", default=None, help="Parameter giving one line each (default: the second swept).")
 @click.option("--metric", "metrics", multiple=True, help="Metric to plot (repeatable; default: the main ones).")
-@click.option("--run", "run_id", type=int, default=None, help="Plot this run's time series.")
+@click.option("--run", "run_id", type=WholeNumber(1), default=None, help="Plot this run's time series.")
 def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group: str | None,
            metrics: tuple[str, ...], run_id: int | None) -> None:
     from . import report as report_mod  # matplotlib: imported only when needed
@@ -413,14 +462,14 @@ _STUDIES = "\n".join(f"  {k}: {v}" for k, v in reproduce_mod.studies().items())
               help="Folder for the CSV and figures, or the CSV's file name (default: results/STUDY).")
 @click.option("--quick", is_flag=True,
               help="A small subset with short runs (a smoke test; not comparable with the study).")
-@click.option("-r", "--replications", type=click.IntRange(min=1), default=None,
+@click.option("-r", "--replications", type=COUNT, default=None,
               help="Runs per configuration, with independent random streams (adds confidence intervals); "
                    "default 1, expert 2, --quick 1.")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", type=SEED, default=None,
               help="Master seed (default: each scenario's simulation.seed).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="Results database (SQLite; created if missing).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+@click.option("-j", "--jobs", type=COUNT, default=None,
               help="Worker processes (default: one per core; 1 runs in this process).")
 def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None, db: Path,
               jobs: int | None) -> None:

@@ -2,38 +2,82 @@
 Dask distributed cluster. Every executor maps the same pure function,
 :func:`execute`, over run specifications and yields the records as they
 finish; only the caller writes to the results database.
+
+A failure inside one run never stops a sweep: :func:`execute` turns every
+error of a run (a scenario the core refuses, the memory guard, a panic in
+the core, anything else) into a failed record, and the executors turn a
+run whose worker process died, or whose record never came back, into one
+too.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from multiprocessing import get_context
 from typing import Protocol
 
+from .errors import AtmlabError
 from .records import RunRecord, RunSpec
+
+# A worker that died under a run: killed (the out-of-memory killer, a user)
+# or crashed (a native abort).
+WORKER_DIED = "the worker process running it died (killed, e.g. by the out-of-memory killer, or crashed)"
+WORKERS_CANNOT_START = (
+    "the worker processes died while starting; a script that runs a sweep with more than one job needs "
+    "Python's guard around its top-level code: if __name__ == \"__main__\": ... (or run it with jobs=1)")
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def execute(spec: RunSpec) -> RunRecord:
-    """Runs one scenario. Never raises: a failure is a record with its error."""
-    from . import _core  # imported in the worker
+def one_line(text: str) -> str:
+    """`text` on one line: a record's error is shown in a table row."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
+
+def describe(e: BaseException) -> str:
+    """One line saying why a run failed, keeping the core's own words."""
+    try:
+        text = _text(e)
+    except Exception:  # an exception whose text cannot be made, or no core to ask
+        text = ""
+    return one_line(text) or type(e).__name__
+
+
+def _text(e: BaseException) -> str:
+    from . import _core
+
+    if isinstance(e, _core.CoreScenarioError) and len(e.args) == 2:
+        path, message = e.args
+        return f"{path}: {message}" if path else str(message)
+    if isinstance(e, _core.CoreSimulationError | _core.CoreLimitError):
+        return str(e)  # "internal error ... at file:line", or the memory guard's reason
+    return f"{type(e).__name__}: {e}"
+
+
+def execute(spec: RunSpec) -> RunRecord:
+    """Runs one scenario. Never raises (but for KeyboardInterrupt and
+    SystemExit): a failure is a record with its error."""
     started, t0 = _now(), time.perf_counter()
     status, error, result = "ok", None, None
     try:
+        from . import _core  # imported in the worker
+
         result = _core.run(spec.scenario_json, spec.seed, spec.replication)
-    except _core.CoreScenarioError as e:
-        path, message = e.args if len(e.args) == 2 else ("", str(e))
-        status, error = "failed", f"{path}: {message}" if path else message
-    except Exception as e:  # a failed run is recorded, it does not stop the sweep
-        status, error = "failed", f"{type(e).__name__}: {e}"
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # a failed run is recorded, it does not stop the sweep
+        status, error, result = "failed", describe(e), None
     return RunRecord(
         spec=spec,
         status=status,
@@ -43,6 +87,11 @@ def execute(spec: RunSpec) -> RunRecord:
         wall_s=time.perf_counter() - t0,
         result_json=result,
     )
+
+
+def lost(spec: RunSpec, e: BaseException) -> RunRecord:
+    """The record of a run whose own record never came back from its worker."""
+    return RunRecord.failure(spec, f"the run's worker failed: {describe(e)}", finished_at=_now())
 
 
 class Executor(Protocol):
@@ -68,44 +117,145 @@ class InProcess:
         pass
 
 
-class LocalPool:
-    """A pool of worker processes, one run at a time each."""
+# ------------------------------------------------- workers die with their parent
 
-    def __init__(self, jobs: int | None = None) -> None:
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_POLL_S = 0.5
+
+
+def die_with_parent(parent: int) -> None:
+    """Initializer of every pool worker: the worker ends as soon as the
+    process that started it ends, even by SIGKILL.
+
+    A worker outlives a killed parent otherwise: it waits on the pool's
+    call queue, whose write end it holds itself, so it never sees the end of
+    it, and the multiprocessing resource tracker waits for the workers. On
+    Linux the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``);
+    everywhere, a daemon thread also notices the new parent process id (the
+    core releases the GIL while it simulates, so the thread runs)."""
+    _set_parent_death_signal()
+    if os.getppid() != parent:  # the parent died before the kernel knew to tell us
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="atmlab-watch-parent", daemon=True).start()
+
+
+def _set_parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                   ctypes.c_ulong(0))
+    except (OSError, AttributeError):  # no prctl: the watching thread alone
+        pass
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
+
+
+class LocalPool:
+    """A pool of worker processes, one run at a time each.
+
+    The pool is started, used and closed by one call of :meth:`Sweep.run`,
+    in the thread that calls it: on Linux a worker is killed when the
+    thread that started it ends. ``run`` is the function the workers map
+    (:func:`execute`; a test may give another, importable one)."""
+
+    def __init__(self, jobs: int | None = None, run: Callable[[RunSpec], RunRecord] = execute) -> None:
         self.jobs = jobs or os.cpu_count() or 1
         self.name = f"{self.jobs} local processes"
+        self._run = run
+        self._pending: dict[Future[RunRecord], RunSpec] = {}
+        self._pool = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        """A new pool, known to start workers: so that a worker that dies
+        later died under a run, not while starting."""
         # spawn: the parent may run threads (progress display); forking them is unsafe.
-        self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"))
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"),
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
+        try:
+            pool.submit(os.getpid).result()
+        except BrokenProcessPool:
+            pool.shutdown(wait=True)
+            raise AtmlabError(WORKERS_CANNOT_START) from None
+        return pool
+
+    def _restart(self) -> None:
+        """A new pool in place of one a dead worker broke."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = self._start()
 
     def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
-        pending: set[Future[RunRecord]] = set()
         todo = iter(specs)
-        # Keep a few runs per worker in flight, no more: an interrupt then
-        # cancels little work, and memory stays flat for huge sweeps.
-        for spec in todo:
-            pending.add(self._pool.submit(execute, spec))
-            if len(pending) >= 2 * self.jobs:
-                break
+        pending = self._pending
+
+        def fill() -> None:
+            # Keep a few runs per worker in flight, no more: an interrupt then
+            # cancels little work, and memory stays flat for huge sweeps.
+            while len(pending) < 2 * self.jobs and (spec := next(todo, None)) is not None:
+                pending[self._pool.submit(self._run, spec)] = spec
+
         try:
+            fill()
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                suspects: list[RunSpec] = []
                 for f in done:
-                    yield f.result()
-                    nxt = next(todo, None)
-                    if nxt is not None:
-                        pending.add(self._pool.submit(execute, nxt))
+                    spec = pending.pop(f)
+                    try:
+                        rec = f.result()
+                    except BrokenProcessPool:
+                        suspects.append(spec)
+                        continue
+                    except Exception as e:  # the record did not come back (pickling, ...)
+                        rec = lost(spec, e)
+                    yield rec
+                if suspects:
+                    # A worker died: every run in flight failed with it. Run them again one at a time,
+                    # so that only a run that kills its worker on its own is recorded as failed.
+                    suspects += pending.values()
+                    pending.clear()
+                    yield from self._one_by_one(suspects)
+                fill()
         finally:
             for f in pending:
                 f.cancel()
 
+    def _one_by_one(self, specs: list[RunSpec]) -> Iterator[RunRecord]:
+        """Runs `specs` alone in turn, each in a fresh pool if the last broke."""
+        self._restart()
+        for spec in specs:
+            try:
+                rec = self._pool.submit(self._run, spec).result()
+            except BrokenProcessPool:
+                rec = RunRecord.failure(spec, WORKER_DIED, finished_at=_now())
+                self._restart()
+            except Exception as e:
+                rec = lost(spec, e)
+            yield rec
+
     def close(self) -> None:
+        """Ends the workers. If the sweep stopped early (a full disk, an
+        interrupt), runs still in flight are abandoned: their workers are
+        killed rather than waited for."""
+        if any(not f.done() for f in self._pending):
+            for process in list(getattr(self._pool, "_processes", {}).values()):
+                process.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class DaskCluster:
     """Runs on a Dask distributed cluster: ``address`` is a scheduler
     (``tcp://host:8786``) or ``"local"`` for a LocalCluster of `jobs`
-    single-threaded worker processes on this machine."""
+    single-threaded worker processes on this machine.
+
+    LocalCluster workers already end with this process, even when it is
+    killed: Dask's nanny hands each worker one end of a pipe, and a thread
+    in the worker exits the process when the pipe closes."""
 
     def __init__(self, address: str, jobs: int | None = None) -> None:
         try:
@@ -125,11 +275,15 @@ class DaskCluster:
     def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
         from dask.distributed import as_completed
 
-        futures = [self._client.submit(execute, s, pure=False, key=f"atmlab-{s.scenario_hash}-{s.seed}-{s.replication}")
-                   for s in specs]
+        futures = {self._client.submit(execute, s, pure=False,
+                                       key=f"atmlab-{s.scenario_hash}-{s.seed}-{s.replication}"): s for s in specs}
         try:
             for f in as_completed(futures):
-                yield f.result()
+                try:
+                    rec = f.result()
+                except Exception as e:  # a worker that died under it too often (KilledWorker), ...
+                    rec = lost(futures[f], e)
+                yield rec
         finally:
             for f in futures:
                 f.cancel()

@@ -29,15 +29,20 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import ScenarioError, out_of_range
 
 REPEATABLE = ("hosts", "switches", "links", "vcs", "apps", "probes")
+# What a template may expand to. Beyond, a slip (count = 10000000, repeat =
+# 2147483647) would hang the expansion or exhaust memory before anything ran.
+MAX_REPEAT = 100_000  # copies of one entry
+MAX_POINTS = 10_000  # points of one sweep
 RESERVED = {"i"}
 _REF = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PATH = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\*|\d+)\]|\.")
@@ -108,8 +113,9 @@ def _range(source: str, where: str, spec: dict[str, Any]) -> list[Any]:
         start, step, count = spec["start"], spec["step"], spec["count"]
     except KeyError as e:
         raise ScenarioError(source, where, f"a range needs start, step and count (missing {e.args[0]})") from None
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise ScenarioError(source, f"{where}.count", "must be a whole number >= 1")
+    problem = out_of_range(count, 1, MAX_POINTS)
+    if problem:
+        raise ScenarioError(source, f"{where}.count", problem)
     for k, v in (("start", start), ("step", step)):
         if not isinstance(v, int | float) or isinstance(v, bool):
             raise ScenarioError(source, f"{where}.{k}", "must be a number")
@@ -152,12 +158,11 @@ def dimensions(source: str, sweep: dict[str, Any], params: dict[str, Any]) -> li
 
     for key, raw in sweep.items():
         if key == "zip":
-            if not isinstance(raw, dict):
-                raise ScenarioError(source, "sweep.zip", "holds tables of zipped keys: [sweep.zip.NAME]")
-            for group, table in raw.items():
+            groups = _table(source, "sweep.zip", raw, "must be a table of zip groups ([sweep.zip.NAME])")
+            for group, table in groups.items():
                 where = f"sweep.zip.{group}"
-                if not isinstance(table, dict) or not table:
-                    raise ScenarioError(source, where, "a zip group is a table of at least one key")
+                if not _table(source, where, table, "a zip group must be a table of swept keys"):
+                    raise ScenarioError(source, where, "a zip group needs at least one key")
                 keys, columns = [], []
                 for k, v in table.items():
                     check_key(k, f"{where}.{k}")
@@ -277,8 +282,9 @@ def _expand_repeats(
                 continue
             entry = _substitute(source, entry, env, where, defer=frozenset(RESERVED))
             n = entry.pop("repeat")
-            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-                raise ScenarioError(source, f"{where}.repeat", f"must be a whole number >= 0, not {n!r}")
+            problem = out_of_range(n, 0, MAX_REPEAT)
+            if problem:
+                raise ScenarioError(source, f"{where}.repeat", problem)
             for i in range(n):
                 expanded.append(_substitute(source, entry, {**env, "i": i}, where))
                 origin.append((j, i))
@@ -290,14 +296,45 @@ def _expand_repeats(
     return out, origins
 
 
+def _table(source: str, where: str, value: Any, what: str) -> dict[str, Any]:
+    """`value` if it is a table; else a ScenarioError at `where` saying `what` it must be."""
+    if not isinstance(value, dict):
+        raise ScenarioError(source, where, f"{what}, not {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+             type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _params(source: str, template: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's ``[params]`` (empty if none)."""
+    return _table(source, "params", template.get("params", {}), "must be a table of named values ([params])")
+
+
+def sweep_dimensions(source: str, template: dict[str, Any]) -> list[Dimension]:
+    """The dimensions of the scenario's ``[sweep]`` (none if it has none)."""
+    sweep = _table(source, "sweep", template.get("sweep", {}), "must be a table of swept keys ([sweep])")
+    return dimensions(source, sweep, _params(source, template))
+
+
+def _check_seed(source: str, data: dict[str, Any]) -> None:
+    """The results database stores the seed as a signed 64-bit integer."""
+    simulation = data.get("simulation")
+    if isinstance(simulation, dict) and "seed" in simulation:
+        problem = out_of_range(simulation["seed"], 0)
+        if problem:
+            raise ScenarioError(source, "simulation.seed", problem)
+
+
 def instantiate(
     source: str, template: dict[str, Any], assignment: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, list[tuple[int, int | None]]]]:
     """The fully specified scenario of one sweep point."""
     data = copy.deepcopy({k: v for k, v in template.items() if k not in ("params", "sweep")})
-    params = dict(template.get("params", {}))
-    if not isinstance(params, dict):
-        raise ScenarioError(source, "params", "must be a table of named values")
+    params = dict(_params(source, template))
     for name in params:
         if name in RESERVED:
             raise ScenarioError(source, f"params.{name}", f"'{name}' is reserved for the index of repeated entries")
@@ -308,15 +345,17 @@ def instantiate(
             set_path(source, data, key, value)
         else:
             params[key] = value
-    return _expand_repeats(source, data, params)
+    data, origins = _expand_repeats(source, data, params)
+    _check_seed(source, data)
+    return data, origins
 
 
 def points(source: str, template: dict[str, Any]) -> list[Point]:
     """Every point of the scenario's sweep (one point if it has none)."""
-    sweep = template.get("sweep", {})
-    if not isinstance(sweep, dict):
-        raise ScenarioError(source, "sweep", "must be a table")
-    dims = dimensions(source, sweep, template.get("params", {}))
+    dims = sweep_dimensions(source, template)
+    n_points = math.prod(len(d.values) for d in dims)
+    if n_points > MAX_POINTS:
+        raise ScenarioError(source, "sweep", f"{n_points} points, more than the {MAX_POINTS} a sweep may have")
     result: list[Point] = []
     for index, combo in enumerate(itertools.product(*(d.values for d in dims))):
         assignment: dict[str, Any] = {}
@@ -333,11 +372,8 @@ def points(source: str, template: dict[str, Any]) -> list[Point]:
     return result
 
 
-def iter_param_names(template: dict[str, Any]) -> Iterator[str]:
-    """The swept keys, in order (zip groups flattened)."""
-    for key, raw in template.get("sweep", {}).items():
-        if key == "zip":
-            for table in raw.values():
-                yield from table
-        else:
-            yield key
+def iter_param_names(template: dict[str, Any], source: str = "<dict>") -> Iterator[str]:
+    """The swept keys, in order (zip groups flattened); a ScenarioError if
+    the ``[sweep]`` is malformed."""
+    for dim in sweep_dimensions(source, template):
+        yield from dim.keys

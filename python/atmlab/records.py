@@ -26,7 +26,8 @@ class RunSpec:
 
 @dataclass
 class RunRecord:
-    """One finished run, as a worker returns it."""
+    """One finished run, as a worker returns it. Plain strings and numbers
+    only, so that it always travels back from a worker process (pickled)."""
 
     spec: RunSpec
     status: str
@@ -36,3 +37,8 @@ class RunRecord:
     wall_s: float | None = None
     result_json: str | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def failure(cls, spec: RunSpec, error: str, **times: Any) -> RunRecord:
+        """A run that gave no result, with why (one line)."""
+        return cls(spec=spec, status="failed", error=error, **times)

@@ -207,9 +207,9 @@ def build(db: str | Path, out: str | Path, *, sweep: str | None = None, x: str |
           group: str | None = None, metrics: list[str] | None = None, run_id: int | None = None) -> Path:
     """Writes the figures and ``index.html`` into `out`; returns the page."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     sections: list[tuple[str, list[Figure], pd.DataFrame | None]] = []
-    with Store(db) as store:
+    with Store(db) as store:  # a missing or refused database leaves no folder behind
+        out.mkdir(parents=True, exist_ok=True)
         names = [sweep] if sweep else store.sweeps()
         if sweep and sweep not in store.sweeps():
             raise KeyError(f"no sweep named {sweep!r} in {db} (there are: {', '.join(store.sweeps()) or 'none'})")

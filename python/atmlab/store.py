@@ -3,28 +3,42 @@
 One row per run in ``runs`` (identified by ``(scenario_hash, seed,
 replication)``), the fully specified scenario once per hash in
 ``scenarios``, scalar metrics in ``metrics`` (long form) and time series in
-``series``. Every run is written in its own transaction; the database is in
-WAL mode, so a process killed at any moment leaves it readable with every
-finished run in it. Only one process writes (the sweep driver); workers
-return records.
+``series``. Every run is written in its own transaction; while a sweep
+writes, the database is in WAL mode, so a process killed at any moment
+leaves it readable with every finished run in it. Only one process writes
+(the sweep driver); workers return records.
+
+Opening checks the file before anything else touches it: a file that is not
+an SQLite database, an SQLite database that is not atmlab's (atmlab stamps
+its own with ``PRAGMA application_id``), or a damaged one (``PRAGMA
+quick_check``) is refused with a :class:`ResultsDatabaseError` and left as
+it was. Readers open it read-only and never create or change it; a writer
+that closes switches it back to a rollback journal, so that the file alone
+is the whole database, readable from read-only media.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 
+from .errors import ResultsDatabaseError
 from .records import RunRecord
 
 SCHEMA_VERSION = 1
 DEFAULT_DB = Path("results") / "atmlab.sqlite"
+# PRAGMA application_id of an atmlab results database: "ATML". Databases
+# written before the stamp are recognised by their meta table.
+APPLICATION_ID = 0x41544D4C
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -111,24 +125,209 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-class Store:
-    """A results database (created if missing)."""
+# What an SQLite error (primary result code) means for a results database,
+# and what to do about it.
+_ELSEWHERE = "use another database (--db)"
+_FAULTS: dict[int, tuple[str, str]] = {
+    sqlite3.SQLITE_FULL: ("the disk is full", f"free some space, or {_ELSEWHERE}"),
+    sqlite3.SQLITE_READONLY: ("it is read-only", f"{_ELSEWHERE}, or make it writable"),
+    sqlite3.SQLITE_PERM: ("permission denied", f"{_ELSEWHERE}, or make it writable"),
+    sqlite3.SQLITE_CANTOPEN: ("SQLite cannot open it", f"check the file and its folder, or {_ELSEWHERE}"),
+    sqlite3.SQLITE_NOTADB: ("it is not an SQLite database", _ELSEWHERE),
+    sqlite3.SQLITE_CORRUPT: ("it is damaged", f"restore it from a backup, or {_ELSEWHERE}"),
+    sqlite3.SQLITE_IOERR: ("an input/output error", f"check the disk, or {_ELSEWHERE}"),
+    sqlite3.SQLITE_BUSY: ("another process holds it locked", f"wait for it to finish, or {_ELSEWHERE}"),
+    sqlite3.SQLITE_LOCKED: ("another process holds it locked", f"wait for it to finish, or {_ELSEWHERE}"),
+}
 
-    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _read_only_fs(path: Path) -> bool:
+    """True if `path` is on a file system mounted read-only (a CD, a
+    read-only share or bind mount); False if unknown (Windows has no statvfs)."""
+    statvfs = getattr(os, "statvfs", None)
+    try:
+        return statvfs is not None and bool(statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _sqlite_cause(e: BaseException) -> sqlite3.Error | None:
+    """The SQLite error behind `e` (pandas wraps them in its own)."""
+    while e is not None and not isinstance(e, sqlite3.Error):
+        e = e.__cause__  # type: ignore[assignment]
+    return e
+
+
+def _guarded(doing: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Turns SQLite errors of a Store method into a ResultsDatabaseError
+    saying what it was `doing`, what went wrong and what to do."""
+
+    def wrap(method: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(method)
+        def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return method(*args, **kwargs)
+            except (sqlite3.Error, pd.errors.DatabaseError) as e:
+                store = args[0]
+                assert isinstance(store, Store)
+                raise store.failure(doing, e) from None
+
+        return guarded
+
+    return wrap
+
+
+class Store:
+    """A results database.
+
+    Opened to read (the default), it must exist; it is opened read-only
+    and never created or changed (on read-only media too). Opened to write
+    (``write=True``, what a sweep does), it is created if missing. Either
+    way a file that is not an atmlab results database, or is damaged, is
+    refused with a :class:`ResultsDatabaseError`, as is every later SQLite
+    failure (a full disk while storing a run: every run stored before is
+    kept)."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, write: bool = False) -> None:
         self.path = Path(path)
+        self.write = write
+        try:
+            if self.path.is_dir():
+                raise ResultsDatabaseError(f"{self.path}: a folder, not a results database; {_ELSEWHERE}")
+            self._db = self._open_writer() if write else self._open_reader()
+        except OSError as e:  # a folder on the way that we may not enter or create
+            raise ResultsDatabaseError(f"{self.path}: cannot open it ({e.strerror or e}: {e.filename}); "
+                                       f"check the file and its folder, or {_ELSEWHERE}") from None
+
+    # ------------------------------------------------------------ opening
+
+    def _connect(self, mode: str) -> sqlite3.Connection:
+        uri = f"{self.path.absolute().as_uri()}?{mode}"  # percent-encoded: a "?" or "#" in a name stays a name
+        return sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None)
+
+    def _open_reader(self) -> sqlite3.Connection:
+        if not self.path.exists():
+            raise ResultsDatabaseError(f"{self.path}: no results database (run a sweep first)")
+        if not os.access(self.path, os.R_OK):
+            raise ResultsDatabaseError(f"{self.path}: cannot read it: permission denied; "
+                                       f"make it readable, or {_ELSEWHERE}")
+        try:
+            return self._checked(self._connect("mode=ro"), new_ok=False)
+        except sqlite3.Error as e:
+            if e.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY):
+                raise self.failure("read it", e) from None
+            if not self._frozen():
+                raise ResultsDatabaseError(
+                    f"{self.path}: cannot read it: it is in WAL mode with changes in its -wal file, and SQLite "
+                    f"cannot create the files it needs next to it ({e}); copy it with its -wal and -shm files "
+                    "to a writable folder") from None
+        # A database left in WAL mode needs files next to it, even to be read; without locks it needs none.
+        try:
+            return self._checked(self._connect("immutable=1"), new_ok=False)
+        except sqlite3.Error as e:
+            raise self.failure("read it", e) from None
+
+    def _frozen(self) -> bool:
+        """True if the file alone is the whole database and nobody can
+        change it while we read it without locks (``immutable``): no WAL
+        file with changes in it, and the file is on a read-only file system
+        or in a folder we may not write to (nor, then, may a writer in WAL
+        mode that would start while we read)."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            return False
+        return _read_only_fs(self.path) or not os.access(self.path.parent, os.W_OK)
+
+    def _open_writer(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        found = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-        if int(found) != SCHEMA_VERSION:
-            raise RuntimeError(f"{self.path}: results database schema {found}, this atmlab writes {SCHEMA_VERSION}")
+        why = self._not_writable()
+        if why:
+            raise ResultsDatabaseError(f"{self.path}: cannot write to it: {why}; {_ELSEWHERE}, or make it writable")
+        try:
+            db = self._checked(self._connect("mode=rwc"), new_ok=True)
+            self._set_up(db)
+        except sqlite3.Error as e:
+            raise self.failure("open it for writing", e) from None
+        return db
+
+    def _not_writable(self) -> str | None:
+        """Why a sweep could not write the database, if it could not: said
+        plainly before SQLite fails with "attempt to write a readonly database"."""
+        if _read_only_fs(self.path.parent):
+            return "it is on a read-only file system"
+        if self.path.exists() and not os.access(self.path, os.R_OK | os.W_OK):
+            return "the file is read-only"
+        if not os.access(self.path.parent, os.W_OK | os.X_OK):
+            return "its folder is read-only (SQLite writes its journal next to the file)"
+        return None
+
+    def _checked(self, db: sqlite3.Connection, new_ok: bool) -> sqlite3.Connection:
+        """`db` if it is a sound atmlab results database (or, with `new_ok`,
+        an empty one); else closes it and raises. Reads only."""
+        try:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise ResultsDatabaseError(
+                    f"{self.path}: the database is damaged (PRAGMA quick_check: {problems[0]}"
+                    + (f", and {len(problems) - 1} more problems" if len(problems) > 1 else "")
+                    + f"); restore it from a backup, or {_ELSEWHERE}")
+            self._check_identity(db, new_ok)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _check_identity(self, db: sqlite3.Connection, new_ok: bool) -> None:
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if app_id == 0 and not tables:
+            if new_ok:
+                return
+            raise ResultsDatabaseError(f"{self.path}: an empty database, no atmlab results in it (run a sweep first)")
+        found = None
+        if app_id in (0, APPLICATION_ID) and "meta" in tables:
+            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if found is None:
+            raise ResultsDatabaseError(
+                f"{self.path}: an SQLite database, but not an atmlab results database; "
+                + (f"atmlab leaves it as it is: {_ELSEWHERE}" if new_ok else "give the database a sweep wrote (--db)"))
+        if str(found[0]) != str(SCHEMA_VERSION):
+            raise ResultsDatabaseError(f"{self.path}: results database schema {found[0]}, this atmlab "
+                                       f"uses {SCHEMA_VERSION}; {_ELSEWHERE}")
+
+    def _set_up(self, db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.executescript(_SCHEMA)
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def failure(self, doing: str, e: BaseException) -> ResultsDatabaseError:
+        """A one-line ResultsDatabaseError for an SQLite error `e` while `doing`."""
+        cause = _sqlite_cause(e)
+        code = cause.sqlite_errorcode & 0xFF if cause is not None else -1
+        what, todo = _FAULTS.get(code, ("an SQLite error", _ELSEWHERE))
+        if doing == "store a run":
+            todo += ", and run the same command again: every run stored before is kept, and the sweep resumes"
+        return ResultsDatabaseError(f"{self.path}: cannot {doing}: {what} ({cause or e}); {todo}")
 
     def close(self) -> None:
+        if self.write:
+            self._settle()
         self._db.close()
+
+    def _settle(self) -> None:
+        """Checkpoints the WAL into the file and leaves WAL mode, so that the
+        file alone holds the database: readers on read-only media need no
+        side files. Only possible when no other connection is open; else
+        the last one to close checkpoints."""
+        with suppress(sqlite3.Error):
+            self._db.execute("PRAGMA busy_timeout = 0")
+            self._db.execute("PRAGMA journal_mode = DELETE")
 
     def __enter__(self) -> Store:
         return self
@@ -142,16 +341,20 @@ class Store:
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite may have rolled back itself (a full disk)
+                with suppress(sqlite3.Error):  # the first error is the one to report
+                    self._db.execute("ROLLBACK")
             raise
         else:
             self._db.execute("COMMIT")
 
+    @_guarded("read it")
     def finished(self, keys: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
         """The keys among `keys` whose run is stored with status ``ok``."""
         done = set(self._db.execute("SELECT scenario_hash, seed, replication FROM runs WHERE status = 'ok'"))
         return {k for k in keys if k in done}
 
+    @_guarded("store a run")
     def record(self, rec: RunRecord) -> int:
         """Stores one run (replacing an earlier failed attempt), atomically."""
         result = json.loads(rec.result_json) if rec.result_json else None
@@ -179,9 +382,11 @@ class Store:
                 )
         return run_id
 
+    @_guarded("read it")
     def sweeps(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT sweep FROM runs ORDER BY sweep")]
 
+    @_guarded("read it")
     def runs(self, sweep: str | None = None, status: str | None = None, all_metrics: bool = False,
              run_id: int | None = None) -> pd.DataFrame:
         """One row per run: ``run_id, sweep, scenario_hash, point,
@@ -222,12 +427,14 @@ class Store:
             out = out.merge(wide[order], left_on="run_id", right_index=True, how="left")
         return pd.concat([out, back], axis=1)
 
+    @_guarded("read it")
     def result(self, run_id: int) -> dict[str, Any]:
         row = self._db.execute("SELECT result FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None or row[0] is None:
             raise KeyError(f"no result stored for run {run_id}")
         return dict(json.loads(row[0]))
 
+    @_guarded("read it")
     def series(self, run_id: int) -> pd.DataFrame:
         """The time series of a run, long form: name, kind, target, unit, t_s, value."""
         rows = []
@@ -238,6 +445,7 @@ class Store:
                 rows.append((name, kind, target, unit, ti, vi))
         return pd.DataFrame(rows, columns=["name", "kind", "target", "unit", "t_s", "value"])
 
+    @_guarded("read it")
     def scenario(self, scenario_hash: str) -> dict[str, Any]:
         row = self._db.execute("SELECT scenario FROM scenarios WHERE scenario_hash = ?", (scenario_hash,)).fetchone()
         if row is None:

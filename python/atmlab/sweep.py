@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from . import _core, expand
-from .errors import ScenarioError
+from .errors import ArgumentError, ScenarioError, checked_int
 from .executors import make
 from .records import RunRecord, RunSpec
 from .scenario import ScenarioLike, load
@@ -93,7 +93,9 @@ class Sweep:
     ``replications`` runs per point (independent seeds); with
     ``ci_target``, more are added to each point until the 95% confidence
     interval of ``ci_metric`` has at most that half-width, or
-    ``max_replications`` is reached.
+    ``max_replications`` is reached. ``seed`` (default: the scenario's
+    ``simulation.seed``) is a whole number from 0 to 2^63 - 1, what the
+    results database stores; a bad argument is an :class:`ArgumentError`.
     """
 
     def __init__(
@@ -106,25 +108,31 @@ class Sweep:
         ci_metric: str = "efficiency",
         max_replications: int = 30,
     ) -> None:
-        if replications < 1:
-            raise ValueError("replications must be at least 1")
-        if ci_target is not None and not ci_target > 0:
-            raise ValueError("ci_target must be positive")
+        replications = checked_int("replications", replications, 1)
+        max_replications = checked_int("max_replications", max_replications, 1)
         if max_replications < replications:
-            raise ValueError("max_replications is below replications")
-        if seed is not None and seed < 0:
-            raise ValueError("seed must not be negative")
+            raise ArgumentError(f"max_replications ({max_replications}) is below replications ({replications})")
+        if seed is not None:
+            seed = checked_int("seed", seed, 0)
+        if ci_target is not None and (isinstance(ci_target, bool) or not isinstance(ci_target, int | float)
+                                      or not ci_target > 0):
+            raise ArgumentError(f"ci_target must be a positive number, not {ci_target!r}")
         sc = load(scenario)
         self.source = sc.source
         self.template = sc.template
         self.name = sc.name
-        self.param_names = list(expand.iter_param_names(sc.template))
+        self.param_names = list(expand.iter_param_names(sc.template, sc.source))
         for name in self.param_names:
             if name in RESULT_COLUMNS:
                 raise ScenarioError(sc.source, f"sweep.{name}",
                                     f"'{name}' is a column of the results table; give the parameter another name")
         self.points = expand.points(sc.source, sc.template)
-        self.seed = seed if seed is not None else int(sc.template.get("simulation", {}).get("seed", 1))
+        # The base run's seed: checked by the expansion (a whole number in the database's range);
+        # a [simulation] that is no table is the core's to report, in _validate.
+        simulation = sc.data.get("simulation")
+        if seed is None:
+            seed = int(simulation.get("seed", 1)) if isinstance(simulation, dict) else 1
+        self.seed = seed
         self.replications = max(replications, 2) if ci_target is not None else replications
         self.ci_target = ci_target
         self.ci_metric = ci_metric
@@ -165,11 +173,16 @@ class Sweep:
         progress: Callable[[Progress], None] | None = None,
     ) -> SweepOutcome:
         """Runs what is missing from `db`; see the class docs. Returns what it did.
-        On KeyboardInterrupt, stops: every finished run is already stored."""
+        On KeyboardInterrupt, stops: every finished run is already stored.
+        A database that cannot be used, or that fails while runs are stored
+        (a full disk), is a :class:`ResultsDatabaseError`; the runs stored
+        before it stay."""
+        if jobs is not None:
+            jobs = checked_int("jobs", jobs, 1)
         prov = provenance()
-        executor = make(jobs, dask)
-        outcome = SweepOutcome(points=len(self.points), runs=0, executor=executor.name)
-        with Store(db) as store:
+        with Store(db, write=True) as store:  # first: a database that cannot be used starts no workers
+            executor = make(jobs, dask)
+            outcome = SweepOutcome(points=len(self.points), runs=0, executor=executor.name)
             try:
                 batch = self.specs()
                 while batch:
@@ -258,11 +271,10 @@ def results(db: str | Path = DEFAULT_DB, *, sweep: str | None = None, status: st
     """The runs in a results database, one row each: ``run_id,
     scenario_hash, replication, seed, status`` and more, the swept
     parameters, and the run-level metrics (all stored metrics, per
-    connection and port too, with ``all_metrics``)."""
-    path = Path(db)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no results database (run a sweep first)")
-    with Store(path) as store:
+    connection and port too, with ``all_metrics``). The database is opened
+    read-only; a missing, foreign or damaged one is a
+    :class:`ResultsDatabaseError`."""
+    with Store(db) as store:
         return store.runs(sweep=sweep, status=status, all_metrics=all_metrics)
 
 

@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn test_whole_frame_is_complete() {
         let mut t = PduTable::<u64>::new();
-        let a = t.insert(0, 3, SimTime::ZERO);
+        let a = t.insert(0, 3, SimTime::ZERO).unwrap();
         let mut r = Reassembler::new();
         assert_eq!(feed(&mut r, &mut t, &cells_of(a, 3)), vec![Reassembly::Complete(a)]);
     }
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn test_missing_middle_cell_discards_frame() {
         let mut t = PduTable::<u64>::new();
-        let a = t.insert(0, 3, SimTime::ZERO);
+        let a = t.insert(0, 3, SimTime::ZERO).unwrap();
         let mut cells = cells_of(a, 3);
         let lost = cells.remove(1);
         t.settle_cell(lost.pdu); // dropped in the network
@@ -200,8 +200,8 @@ mod tests {
     #[test]
     fn test_lost_end_of_frame_merges_and_loses_two_frames() {
         let mut t = PduTable::<u64>::new();
-        let a = t.insert(0, 3, SimTime::ZERO);
-        let b = t.insert(1, 3, SimTime::ZERO);
+        let a = t.insert(0, 3, SimTime::ZERO).unwrap();
+        let b = t.insert(1, 3, SimTime::ZERO).unwrap();
         let mut cells = cells_of(a, 3);
         let eof = cells.pop().unwrap();
         t.settle_cell(eof.pdu);
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn test_reused_pdu_slot_is_not_confused_with_the_old_one() {
         let mut t = PduTable::<u64>::new();
-        let a = t.insert(0, 2, SimTime::ZERO);
+        let a = t.insert(0, 2, SimTime::ZERO).unwrap();
         let mut r = Reassembler::new();
         // a's first cell arrives, its end-of-frame cell is dropped: a is released
         let cells_a = cells_of(a, 2);
@@ -222,7 +222,7 @@ mod tests {
         t.settle_cell(a);
         t.settle_cell(a);
         // c reuses a's slot and loses one cell: 1 (a) + 1 (c) cells == c.cells
-        let c = t.insert(1, 2, SimTime::ZERO);
+        let c = t.insert(1, 2, SimTime::ZERO).unwrap();
         let cells_c = cells_of(c, 2);
         t.settle_cell(c);
         assert_eq!(r.on_cell(&cells_c[1], &t), Reassembly::Discarded { cells: 2 });

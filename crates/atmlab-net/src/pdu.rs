@@ -22,6 +22,10 @@ pub struct PduId(u32);
 const INDEX_BITS: u32 = 24;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 
+/// The most PDUs the table holds at once: 2^24 - 1 (the index bits; the
+/// largest index is [`PduId::NONE`]'s).
+pub const MAX_PDUS_IN_FLIGHT: u32 = INDEX_MASK;
+
 impl PduId {
     /// An id that never names a live PDU: the mark of a cell that is not
     /// part of an AAL5 frame (a cell source's cells).
@@ -91,8 +95,11 @@ impl<P> PduTable<P> {
         PduTable::default()
     }
 
-    /// Registers a PDU of `cells` cells carrying `payload` and returns its id.
-    pub fn insert(&mut self, payload: P, cells: u32, now: SimTime) -> PduId {
+    /// Registers a PDU of `cells` cells carrying `payload` and returns its
+    /// id, or `None` when [`MAX_PDUS_IN_FLIGHT`] PDUs are in flight already
+    /// (the caller stops the run: so many frames in flight only happen when
+    /// a sender offers far more than the network carries).
+    pub fn insert(&mut self, payload: P, cells: u32, now: SimTime) -> Option<PduId> {
         assert!(cells > 0, "a PDU has at least one cell");
         let pdu = Pdu { payload, cells, sent_at: now, outstanding: cells, delivered: false };
         self.counts.created += 1;
@@ -100,12 +107,11 @@ impl<P> PduTable<P> {
             let slot = &mut self.slots[i as usize];
             slot.generation = slot.generation.wrapping_add(1);
             slot.pdu = Some(pdu);
-            PduId::new(i, slot.generation)
+            Some(PduId::new(i, slot.generation))
         } else {
-            let i = u32::try_from(self.slots.len()).expect("PDU table index overflow");
-            assert!(i <= INDEX_MASK, "more than 16M PDUs in flight");
+            let i = u32::try_from(self.slots.len()).ok().filter(|i| *i < MAX_PDUS_IN_FLIGHT)?;
             self.slots.push(Slot { generation: 0, pdu: Some(pdu) });
-            PduId::new(i, 0)
+            Some(PduId::new(i, 0))
         }
     }
 
@@ -180,9 +186,9 @@ mod tests {
     #[test]
     fn test_released_slot_gets_new_generation() {
         let mut t = PduTable::new();
-        let a = t.insert(udp(), 1, SimTime::ZERO);
+        let a = t.insert(udp(), 1, SimTime::ZERO).unwrap();
         t.settle_cell(a);
-        let b = t.insert(udp(), 1, SimTime::ZERO);
+        let b = t.insert(udp(), 1, SimTime::ZERO).unwrap();
         assert_ne!(a, b);
         assert!(t.get(a).is_none());
         assert!(t.get(b).is_some());
@@ -191,8 +197,8 @@ mod tests {
     #[test]
     fn test_counts_delivered_and_lost() {
         let mut t = PduTable::new();
-        let a = t.insert(udp(), 2, SimTime::ZERO);
-        let b = t.insert(udp(), 2, SimTime::ZERO);
+        let a = t.insert(udp(), 2, SimTime::ZERO).unwrap();
+        let b = t.insert(udp(), 2, SimTime::ZERO).unwrap();
         t.settle_cell(a);
         t.mark_delivered(a);
         t.settle_cell(a);

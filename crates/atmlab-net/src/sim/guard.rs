@@ -71,6 +71,12 @@ impl Simulation {
         }
     }
 
+    /// Stops the run at the end of the current event, for `why` (reported
+    /// as [`SimulationError::Limit`](super::SimulationError::Limit)).
+    pub(super) fn stop(&mut self, why: String) {
+        self.stopped.get_or_insert(why);
+    }
+
     /// Checks the memory guard; on a breach records why the run stops and
     /// returns true.
     pub(super) fn over_limit(&mut self) -> bool {
@@ -92,7 +98,7 @@ impl Simulation {
         if total <= self.max_cells_held {
             return false;
         }
-        self.stopped = Some(format!(
+        self.stop(format!(
             "stopped at t = {:.6} s: {total} cells are held in queues, on links and at hosts, more than \
              simulation.max_cells_held ({} cells); {} of them at {}. More traffic is offered there than can \
              be sent: give it a finite buffer, or raise simulation.max_cells_held",

@@ -325,7 +325,16 @@ impl Simulation {
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
         let (label, slot) = (vc.label, vc.slot);
-        let pdu = self.pdus.insert(datagram, cells, created);
+        let Some(pdu) = self.pdus.insert(datagram, cells, created) else {
+            self.stop(format!(
+                "stopped at t = {:.6} s: more than {} AAL5 frames are in flight at once (the PDU table is \
+                 full); host {} offers far more than the network carries",
+                self.now.as_secs_f64(),
+                crate::pdu::MAX_PDUS_IN_FLIGHT,
+                host.name
+            ));
+            return;
+        };
         self.counts.cells_created += u64::from(cells);
         for i in 1..=cells {
             let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };

@@ -359,6 +359,9 @@ impl Simulation {
             if self.counts.events % guard::GUARD_EVERY == 0 && self.over_limit() {
                 return;
             }
+            if self.stopped.is_some() {
+                return;
+            }
             match ev {
                 Event::LinkArrival(p) => self.on_link_arrival(p),
                 Event::PortSlot(p) => self.on_port_slot(p),
