@@ -46,7 +46,7 @@ def test_provenance_and_scenario_are_stored(tmp_path, two_hosts):
     with Store(db) as store:
         sc = store.scenario(df.scenario_hash.iloc[0])
         assert len(sc["apps"]) == 2 and "sweep" not in sc
-        assert store.result(int(df.run_id.iloc[0]))["scenario"] == "voice_sweep"
+        assert store.result(int(df.run_id.iloc[0])).scenario == "voice_sweep"
 
 
 def test_a_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, two_hosts, monkeypatch):
@@ -200,10 +200,9 @@ def test_sweep_json_from_results_is_consistent(tmp_path, two_hosts):
     df = atmlab.results(db, all_metrics=True)
     with Store(db) as store:
         res = store.result(int(df.run_id.iloc[0]))
-    assert df["udp_flows.voice0.sent"].iloc[0] == res["udp_flows"][0]["sent"]
-    host = res["hosts"][1]
-    assert df[f"hosts.{host['name']}.frames_received"].iloc[0] == host["frames_received"] > 0
-    assert json.loads(json.dumps(res))["seed"] == 1
+    assert df["udp_flows.voice0.sent"].iloc[0] == res.udp_flows.loc["voice0", "sent"]
+    assert df["hosts.b.frames_received"].iloc[0] == res.hosts.loc["b", "frames_received"] > 0
+    assert json.loads(res.to_json())["seed"] == res.seed == 1
 
 
 def test_a_swept_parameter_may_not_shadow_a_results_column(two_hosts):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _core
-from .errors import LimitError, SimulationError, checked_int
+from .errors import checked_int, core_errors
 from .result import Result
-from .scenario import ScenarioLike, load
+from .scenario import LoadedScenario, ScenarioLike, load
 
 
 def run(
@@ -20,7 +20,9 @@ def run(
     """Runs one scenario.
 
     ``scenario`` is a TOML file path, the name of a bundled scenario
-    (``"nsource_lan"``) or a mapping with the same structure. ``seed``
+    (``"nsource_lan"``), a mapping with the same structure, or a scenario
+    already loaded with :func:`atmlab.load`. The scenario is built once, by
+    the run itself (a problem is a :class:`atmlab.ScenarioError`). ``seed``
     defaults to the scenario's ``simulation.seed``; runs with the same
     scenario, seed and replication are identical bit for bit. Both are whole
     numbers from 0 to 2^63 - 1 (what the results database stores); outside,
@@ -33,13 +35,9 @@ def run(
     if seed is not None:
         seed = checked_int("seed", seed, 0)
     replication = checked_int("replication", replication, 0)
-    sc = load(scenario)
+    sc = scenario if isinstance(scenario, LoadedScenario) else load(scenario)
     try:
         raw = _core.run(sc.to_json(), seed, replication, progress)
-    except _core.CoreScenarioError as e:
+    except core_errors() as e:
         raise sc.error(e) from None
-    except _core.CoreLimitError as e:
-        raise LimitError(f"{sc.source}: {e}") from None
-    except _core.CoreSimulationError as e:
-        raise SimulationError(f"{sc.source}: {e}") from None
     return Result(raw)

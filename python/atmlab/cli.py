@@ -202,15 +202,17 @@ SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".jo
               help="Replication index: independent random streams for the same seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def run(scenario: str, seed: int | None, replication: int, as_json: bool) -> None:
-    sc = validate_scenario(scenario, seed=seed)
+    from .scenario import load
+
+    sc = load(scenario)  # read and expanded once; the run builds it once
     if err.is_terminal:
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             task = bar.add_task(f"simulating {sc.name}", total=1.0)
-            r = run_scenario(sc.source, seed=seed, replication=replication,
+            r = run_scenario(sc, seed=seed, replication=replication,
                              progress=lambda f: bar.update(task, completed=f))
     else:
-        r = run_scenario(sc.source, seed=seed, replication=replication)
+        r = run_scenario(sc, seed=seed, replication=replication)
     if as_json:
         click.echo(r.to_json(indent=2))
     else:

@@ -8,6 +8,8 @@ the scenario file state the same ranges in the same words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from numbers import Integral
 
 # The results database stores seeds and replication indices as SQLite
@@ -57,6 +59,31 @@ class ResultsDatabaseError(AtmlabError):
     atmlab's, damaged, read-only for a sweep, or a disk that filled up while
     a sweep stored its runs. The message names the file and what to do; the
     file is left as it was (a sweep keeps every run it stored before)."""
+
+
+def core_errors() -> tuple[type[BaseException], ...]:
+    """The exception types the core raises (for ``except``)."""
+    from . import _core
+
+    return (_core.CoreScenarioError, _core.CoreLimitError, _core.CoreSimulationError)
+
+
+def from_core(e: BaseException, source: str = "", locate: Callable[[str], str] | None = None) -> AtmlabError:
+    """atmlab's error for an error of the core: a scenario problem (with
+    its key path, mapped back to the file by `locate`), a run stopped by a
+    limit, or a failed run (a bug: a conservation failure or a panic).
+    `source` names the scenario (a file, ``<dict>``) in the message."""
+    from . import _core
+
+    if isinstance(e, _core.CoreScenarioError):
+        path, message = e.args if len(e.args) == 2 else ("", str(e))
+        return ScenarioError(source, locate(path) if locate else path, str(message))
+    prefix = f"{source}: " if source else ""
+    if isinstance(e, _core.CoreLimitError):
+        return LimitError(f"{prefix}{e}")
+    if isinstance(e, _core.CoreSimulationError):
+        return SimulationError(f"{prefix}{e}")
+    raise TypeError(f"not an error of the core: {e!r}")
 
 
 def out_of_range(value: object, lo: int, hi: int = INT64_MAX) -> str | None:

@@ -55,13 +55,13 @@ def describe(e: BaseException) -> str:
 
 
 def _text(e: BaseException) -> str:
-    from . import _core
+    from .errors import ScenarioError, core_errors, from_core
 
-    if isinstance(e, _core.CoreScenarioError) and len(e.args) == 2:
-        path, message = e.args
-        return f"{path}: {message}" if path else str(message)
-    if isinstance(e, _core.CoreSimulationError | _core.CoreLimitError):
-        return str(e)  # "internal error ... at file:line", or the memory guard's reason
+    if isinstance(e, core_errors()):
+        err = from_core(e)  # the core's own words: "path: message", a limit's reason, "internal error ..."
+        if isinstance(err, ScenarioError):
+            return f"{err.path}: {err.message}" if err.path else err.message
+        return str(err)
     return f"{type(e).__name__}: {e}"
 
 

@@ -42,7 +42,6 @@ LABELS: dict[str, tuple[str, float]] = {
 
 UNIT_SCALE = {"bit/s": (1e-6, "Mbit/s"), "bytes": (1.0, "bytes"), "cells": (1.0, "cells"), "fraction": (1.0, "")}
 
-_QUANTITY = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/µ]+)\s*$")
 
 
 @dataclass
@@ -59,25 +58,12 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def _axis(values: list[Any]) -> tuple[list[Any], str, bool]:
-    """Numeric x values and their unit, for values like ``"1000 cells"``;
-    else the values as categories."""
-    nums, units = [], set()
-    for v in values:
-        if isinstance(v, bool):
-            return [str(x) for x in values], "", False
-        if isinstance(v, int | float):
-            nums.append(float(v))
-            units.add("")
-            continue
-        m = _QUANTITY.match(str(v))
-        if not m:
-            return [str(x) for x in values], "", False
-        nums.append(float(m.group(1)))
-        units.add(m.group(2))
-    if len(units) == 1:
-        return nums, units.pop(), True
-    return [str(x) for x in values], "", False
+def _axis(values: list[Any]) -> tuple[list[Any], bool]:
+    """The x values as numbers (the store types swept quantities), else as
+    categories."""
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values], True
+    return [str(v) for v in values], False
 
 
 def _label(metric: str) -> tuple[str, float]:
@@ -89,10 +75,11 @@ def _fmt(params: dict[str, Any]) -> str:
 
 
 def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric: str, out: Path,
-                   x: str | None = None, group: str | None = None) -> list[Figure]:
+                   x: str | None = None, group: str | None = None,
+                   units: dict[str, str] | None = None) -> list[Figure]:
     """`metric` against `x` (default: the first parameter), one line per
     `group` value (default: the second), one figure per combination of the
-    other parameters."""
+    other parameters; `units` are the swept quantities' units."""
     if summary.empty or f"{metric}_mean" not in summary or summary[f"{metric}_mean"].isna().all():
         return []
     x = x or (params[0] if params else None)
@@ -108,9 +95,10 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
         fixed = dict(zip(rest, key, strict=True))
         fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
         lines = list(part.groupby(group, sort=False)) if group else [(None, part)]
-        xs_all, unit, numeric = _axis(part[x].tolist())
+        _, numeric = _axis(part[x].tolist())
+        unit = (units or {}).get(x, "")
         for gval, g in lines:
-            xs, _, _ = _axis(g[x].tolist())
+            xs, _ = _axis(g[x].tolist())
             order = sorted(range(len(xs)), key=lambda i: xs[i]) if numeric else range(len(xs))
             xs = [xs[i] for i in order]
             ys = [g[f"{metric}_mean"].iloc[i] * scale for i in order]
@@ -226,7 +214,7 @@ def build(db: str | Path, out: str | Path, *, sweep: str | None = None, x: str |
             figs: list[Figure] = []
             if params:
                 for m in chosen:
-                    figs += metric_figures(name, summary, params, m, out, x, group)
+                    figs += metric_figures(name, summary, params, m, out, x, group, runs.attrs.get("units"))
             scatter = scatter_figure(name, summary, params, out)
             if scatter:
                 figs.append(scatter)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from . import _core
-from .errors import ScenarioError
+from .errors import AtmlabError, ScenarioError, from_core
 from .expand import Origins, instantiate, locate
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -50,9 +50,8 @@ class LoadedScenario:
     def to_json(self) -> str:
         return json.dumps(self.data, sort_keys=True)
 
-    def error(self, e: Exception) -> ScenarioError:
-        """Turns the core's (path, message) error into a ScenarioError at the
-        place in the file."""
+    def error(self, e: BaseException) -> AtmlabError:
+        """atmlab's error for an error of the core, at the place in the file."""
         return core_error(self.source, e, self.origins)
 
 
@@ -106,10 +105,10 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
     return _loaded(data, str(path))
 
 
-def core_error(source: str, e: Exception, origins: Origins | None = None) -> ScenarioError:
-    """Turns the core's (path, message) error into a ScenarioError."""
-    path, message = e.args if len(e.args) == 2 else ("", str(e))
-    return ScenarioError(source, locate(origins or {}, path), message)
+def core_error(source: str, e: BaseException, origins: Origins | None = None) -> AtmlabError:
+    """atmlab's error for an error of the core, its key path mapped back to
+    the entry written in the file."""
+    return from_core(e, source, lambda path: locate(origins or {}, path))
 
 
 def validate(scenario: ScenarioLike, *, seed: int | None = None) -> LoadedScenario:

@@ -31,10 +31,15 @@ from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 
+from . import metrics, quantity
 from .errors import ResultsDatabaseError
 from .records import RunRecord
+from .result import Result
 
-SCHEMA_VERSION = 1
+# 2: runs.params_typed, the swept values as numbers with their unit. A
+# version-1 database is migrated when a sweep opens it, and read as it is.
+SCHEMA_VERSION = 2
+_READABLE_VERSIONS = {"1", "2"}
 DEFAULT_DB = Path("results") / "atmlab.sqlite"
 # PRAGMA application_id of an atmlab results database: "ATML". Databases
 # written before the stamp are recognised by their meta table.
@@ -52,6 +57,7 @@ CREATE TABLE IF NOT EXISTS runs (
     scenario_hash TEXT NOT NULL REFERENCES scenarios(scenario_hash),
     point INTEGER NOT NULL,
     params TEXT NOT NULL,
+    params_typed TEXT,
     seed INTEGER NOT NULL,
     replication INTEGER NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
@@ -84,45 +90,10 @@ CREATE TABLE IF NOT EXISTS series (
 ) WITHOUT ROWID;
 """
 
-# Run-level numbers copied from a result into the metrics table (and the
-# columns of `atmlab results`). Per-connection, -flow, -port, -host and
-# -policer numbers are stored as well, under "connections.NAME.FIELD",
-# "hosts.NAME.FIELD", "upc.VC.FIELD" and so on.
-RUN_METRICS = (
-    "efficiency",
-    "fairness",
-    "tcp_goodput_bps",
-    "cell_loss_ratio",
-    "switch_cells_offered",
-    "switch_cells_dropped",
-    "link_cells_lost",
-    "cell_hops",
-    "events",
-)
-
-
-def flat_metrics(result: dict[str, Any]) -> dict[str, float | None]:
-    """The scalar numbers of a result, flattened to dotted names."""
-    out: dict[str, float | None] = {}
-    for key in RUN_METRICS:
-        if key in result:
-            out[key] = _num(result[key])
-    for key, value in result.get("frames", {}).items():
-        out[f"frames.{key}"] = _num(value)
-    for table, name in (("connections", "name"), ("udp_flows", "name"), ("ports", "name"), ("hosts", "name"),
-                        ("upc", "vc")):
-        for row in result.get(table, []):
-            for key, value in row.items():
-                if key != name and isinstance(value, int | float | type(None)) and not isinstance(value, bool):
-                    out[f"{table}.{row[name]}.{key}"] = _num(value)
-    return out
-
-
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    f = float(v)
-    return None if math.isnan(f) else f
+# The run-level metrics (the columns of `atmlab results`) and every other
+# number of a result (stored too, as "connections.NAME.FIELD",
+# "ports.NAME.FIELD", ...) are named by the core's result schema.
+RUN_METRICS = metrics.run_metrics()
 
 
 # What an SQLite error (primary result code) means for a results database,
@@ -294,17 +265,33 @@ class Store:
             raise ResultsDatabaseError(
                 f"{self.path}: an SQLite database, but not an atmlab results database; "
                 + (f"atmlab leaves it as it is: {_ELSEWHERE}" if new_ok else "give the database a sweep wrote (--db)"))
-        if str(found[0]) != str(SCHEMA_VERSION):
+        if str(found[0]) not in _READABLE_VERSIONS:
             raise ResultsDatabaseError(f"{self.path}: results database schema {found[0]}, this atmlab "
                                        f"uses {SCHEMA_VERSION}; {_ELSEWHERE}")
+        self._version = int(found[0])
 
     def _set_up(self, db: sqlite3.Connection) -> None:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
+        if getattr(self, "_version", SCHEMA_VERSION) == 1:
+            self._migrate_v1(db)
         db.executescript(_SCHEMA)
         db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self._version = SCHEMA_VERSION
+
+    @staticmethod
+    def _migrate_v1(db: sqlite3.Connection) -> None:
+        """Version 1 to 2, in one transaction: the typed swept values of
+        every run, from its params as written."""
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("ALTER TABLE runs ADD COLUMN params_typed TEXT")
+        rows = db.execute("SELECT run_id, params FROM runs").fetchall()
+        db.executemany("UPDATE runs SET params_typed = ? WHERE run_id = ?",
+                       [(json.dumps(quantity.to_json(json.loads(p))), i) for i, p in rows])
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        db.execute("COMMIT")
 
     def failure(self, doing: str, e: BaseException) -> ResultsDatabaseError:
         """A one-line ResultsDatabaseError for an SQLite error `e` while `doing`."""
@@ -364,17 +351,18 @@ class Store:
             self._db.execute("DELETE FROM runs WHERE scenario_hash = ? AND seed = ? AND replication = ?", spec.key)
             p = rec.provenance
             cur = self._db.execute(
-                "INSERT INTO runs (sweep, scenario_hash, point, params, seed, replication, status, error, "
-                "atmlab_version, git_commit, git_dirty, started_at, finished_at, wall_s, result) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (spec.sweep, spec.scenario_hash, spec.point, json.dumps(spec.params), spec.seed,
+                "INSERT INTO runs (sweep, scenario_hash, point, params, params_typed, seed, replication, status, "
+                "error, atmlab_version, git_commit, git_dirty, started_at, finished_at, wall_s, result) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (spec.sweep, spec.scenario_hash, spec.point, json.dumps(spec.params),
+                 json.dumps(quantity.to_json(spec.params)), spec.seed,
                  spec.replication, rec.status, rec.error, p.get("atmlab_version"), p.get("git_commit"),
                  p.get("git_dirty"), rec.started_at, rec.finished_at, rec.wall_s, rec.result_json),
             )
             run_id = int(cur.lastrowid or 0)
             if result is not None:
                 self._db.executemany("INSERT INTO metrics VALUES (?, ?, ?)",
-                                     [(run_id, k, v) for k, v in flat_metrics(result).items()])
+                                     [(run_id, k, v) for k, v in metrics.flatten(result).items()])
                 self._db.executemany(
                     "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(run_id, s["name"], s["kind"], s["target"], s["unit"], json.dumps(s["t_s"]),
@@ -404,14 +392,18 @@ class Store:
             where.append("run_id = ?")
             args.append(run_id)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
+        typed_column = "params_typed" if self._version >= 2 else "NULL AS params_typed"
         runs = pd.read_sql_query(
-            "SELECT run_id, sweep, scenario_hash, point, replication, seed, status, error, wall_s, params, "
+            f"SELECT run_id, sweep, scenario_hash, point, replication, seed, status, error, wall_s, params, {typed_column}, "
             f"atmlab_version, git_commit, git_dirty, started_at, finished_at FROM runs {clause} ORDER BY run_id",
             self._db, params=args,
         )
         if runs.empty:
-            return runs.drop(columns=["params"])
-        params = pd.DataFrame([json.loads(p) for p in runs.pop("params")], index=runs.index)
+            return runs.drop(columns=["params", "params_typed"])
+        typed = [quantity.from_json(json.loads(t)) if t else quantity.typed(json.loads(p))
+                 for p, t in zip(runs.pop("params"), runs.pop("params_typed"), strict=True)]
+        units = {k: v.unit for row in typed for k, v in row.items() if isinstance(v, quantity.Quantity)}
+        params = pd.DataFrame([{k: quantity.value(v) for k, v in row.items()} for row in typed], index=runs.index)
         names = "" if all_metrics else " AND name IN (" + ",".join("?" * len(RUN_METRICS)) + ")"
         margs = [] if all_metrics else list(RUN_METRICS)
         ids = ",".join(str(int(i)) for i in runs.run_id)
@@ -425,14 +417,17 @@ class Store:
         out = pd.concat([front, params], axis=1)
         if not wide.empty:
             out = out.merge(wide[order], left_on="run_id", right_index=True, how="left")
-        return pd.concat([out, back], axis=1)
+        out = pd.concat([out, back], axis=1)
+        out.attrs["units"] = units  # of the swept quantities: {"buffer": "cells", "vbr": "ms"}
+        return out
 
     @_guarded("read it")
-    def result(self, run_id: int) -> dict[str, Any]:
+    def result(self, run_id: int) -> Result:
+        """The full result of a stored run."""
         row = self._db.execute("SELECT result FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None or row[0] is None:
             raise KeyError(f"no result stored for run {run_id}")
-        return dict(json.loads(row[0]))
+        return Result(row[0])
 
     @_guarded("read it")
     def series(self, run_id: int) -> pd.DataFrame:

@@ -29,7 +29,7 @@ from . import _core, expand
 from .errors import ArgumentError, ScenarioError, checked_int
 from .executors import make
 from .records import RunRecord, RunSpec
-from .scenario import ScenarioLike, load
+from .scenario import ScenarioLike, core_error, load
 from .stats import summarize, summarize_frame, t_halfwidth
 from .store import DEFAULT_DB, RUN_METRICS, Store
 
@@ -141,15 +141,21 @@ class Sweep:
         self._validate()
 
     def _validate(self) -> None:
-        for p in self.points:
-            try:
-                _core.validate(self._jsons[p.scenario_hash], self.seed)
-            except _core.CoreScenarioError as e:
-                path, message = e.args if len(e.args) == 2 else ("", str(e))
-                where = p.locate(path)
-                if p.params:
-                    where = f"{where} (at {_fmt_params(p.params)})" if where else f"at {_fmt_params(p.params)}"
-                raise ScenarioError(self.source, where, message) from None
+        """Checks the first point: a mistake of the whole template (the most
+        common kind) is then one error before anything runs. Every point is
+        built once more by its own run, the only time for all the others: a
+        point the core refuses is a failed run with its message, and the
+        sweep goes on."""
+        p = self.points[0]
+        try:
+            _core.validate(self._jsons[p.scenario_hash], self.seed)
+        except _core.CoreScenarioError as e:
+            err = core_error(self.source, e, p.origins)
+            assert isinstance(err, ScenarioError)
+            where = err.path
+            if p.params:
+                where = f"{where} (at {_fmt_params(p.params)})" if where else f"at {_fmt_params(p.params)}"
+            raise ScenarioError(self.source, where, err.message) from None
 
     def __repr__(self) -> str:
         return (f"<Sweep {self.name}: {len(self.points)} points x {self.replications} replications, "

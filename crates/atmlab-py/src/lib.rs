@@ -219,6 +219,39 @@ fn wire_json(payload: u64, proto: &str, mtu: u32, encap: &str, fragmentation: &s
     serde_json::to_string(&wire(payload, proto, mtu, encap, rule)).map_err(|e| bad(e.to_string()))
 }
 
+/// The JSON Schema of a run's result (`atmlab_net::sim::RunResult`), as
+/// JSON text: the one definition of every metric's name, type and meaning,
+/// from which the Python side takes the metrics it stores and shows.
+#[pyfunction]
+fn result_schema() -> PyResult<String> {
+    let schema = schemars::schema_for!(atmlab_net::sim::RunResult);
+    serde_json::to_string(&schema).map_err(|e| CoreSimulationError::new_err(e.to_string()))
+}
+
+/// A quantity written as the scenario format writes one (`"300 ms"`,
+/// `"155.52 Mbit/s"`, `"64 KiB"`, `"1000 cells"`), in its base unit:
+/// `("s", 0.3)`, `("bit/s", 155520000.0)`, `("bytes", 65536.0)`,
+/// `("cells", 1000.0)`. The exact parser of the format, so that swept
+/// values are labelled as the core reads them. A text that is no quantity
+/// raises ValueError.
+#[pyfunction]
+fn quantity(text: &str) -> PyResult<(&'static str, f64)> {
+    use atmlab_scenario::units;
+    if let Ok(d) = units::duration(text) {
+        return Ok(("s", d.as_secs_f64()));
+    }
+    if let Ok(r) = units::rate(text) {
+        return Ok(("bit/s", r.bps() as f64));
+    }
+    if let Ok(b) = units::bytes(text) {
+        return Ok(("bytes", b as f64));
+    }
+    if let Ok(c) = units::cells(text) {
+        return Ok(("cells", c as f64));
+    }
+    Err(PyValueError::new_err(format!("'{text}' is not a quantity")))
+}
+
 /// `"release"` or `"debug"`: how the extension was compiled.
 #[pyfunction]
 fn core_build() -> &'static str {
@@ -241,6 +274,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cells, m)?)?;
     m.add_function(wrap_pyfunction!(core_build, m)?)?;
     m.add_function(wrap_pyfunction!(footprints, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add("CoreScenarioError", m.py().get_type::<CoreScenarioError>())?;
     m.add("CoreSimulationError", m.py().get_type::<CoreSimulationError>())?;
     m.add("CoreLimitError", m.py().get_type::<CoreLimitError>())?;

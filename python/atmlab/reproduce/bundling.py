@@ -185,7 +185,7 @@ def run(options: Options, progress: Progress) -> Reproduction:
         per_config: dict[tuple[int, int, int, int], list[dict[str, float]]] = {}
         with Store(options.db) as store:
             for r in runs.itertuples(index=False):
-                raw = store.result(int(r.run_id))
+                raw = store.result(int(r.run_id)).raw
                 key = (int(r.n_tcp), int(r.n_udp), int(r.tsdu), int(r.window))
                 per_config.setdefault(key, []).append(run_metrics(raw))
                 timing.append((int(raw["cell_hops"]), float(r.wall_s)))

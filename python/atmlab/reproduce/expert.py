@@ -327,14 +327,14 @@ def run(options: Options, progress: Progress) -> Reproduction:
     per_run: dict[Config, list[dict[str, Any]]] = {}
     timing: list[tuple[int, float]] = []
     for _, sweep, members in plan:
-        by_params = {_key(m.params()): m for m in members}
+        # The sweep zips the members' parameters: point i is members[i].
+        by_hash = {p.scenario_hash: members[p.index] for p in sweep.points}
         runs = sweep.results(options.db, status="ok")
         runs = runs[runs.replication < sweep.replications]  # what this command asked for, not older extras
-        keys = list(members[0].params())
         with Store(options.db) as store:
             for r in runs.itertuples(index=False):
-                config = by_params[_key({k: getattr(r, k) for k in keys})]
-                raw = store.result(int(r.run_id))
+                config = by_hash[r.scenario_hash]
+                raw = store.result(int(r.run_id)).raw
                 per_run.setdefault(config, []).append(run_metrics(raw, config))
                 timing.append((int(raw["cell_hops"]), float(r.wall_s)))
     rows = []

@@ -96,10 +96,6 @@ def sweep_for(grid: Grid, options: Options) -> Sweep:
     return Sweep(t, replications=options.replications, seed=options.seed)
 
 
-def _ms(v: str) -> int:
-    return int(str(v).split()[0])
-
-
 def rows(grid: Grid, summary: pd.DataFrame) -> list[dict[str, Any]]:
     out = []
     for _, r in summary.iterrows():
@@ -111,7 +107,7 @@ def rows(grid: Grid, summary: pd.DataFrame) -> list[dict[str, Any]]:
             "buffer_cells": int(r["buffer"]),
             "tcp_variant": VARIANT[r["variant"]],
             "gr": float(r["gr"]),
-            "vbr_period_ms": _ms(r["vbr"]),
+            "vbr_period_ms": round(float(r["vbr"]) * 1000),  # the store gives seconds
             "drop_policy": r["policy"],
             "replications": int(r["runs"]),
             "efficiency": r["efficiency_mean"],

@@ -238,7 +238,7 @@ impl PortVc {
 }
 
 /// Cell counters of one category at one port.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CategoryCounts {
     /// Cells offered.
     pub cells_in: u64,

@@ -10,6 +10,12 @@
 //! * **fairness**: Jain's index of the goodputs;
 //! * **cell loss ratio**: cells dropped at switch ports over cells offered to
 //!   switch ports.
+//!
+//! The result types derive a JSON Schema (`atmlab._core.result_schema()`):
+//! the one list of every metric's name, type and meaning, from which the
+//! Python side takes what it stores, tabulates and plots. `x-identity` marks
+//! the fields that identify a run rather than measure it; `x-key` the field
+//! that names a row of a per-connection, -flow, -port or -host table.
 
 use super::Simulation;
 use super::probes::ProbeTarget;
@@ -30,7 +36,7 @@ pub enum SimulationError {
 }
 
 /// The capacity the efficiency is measured against.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct EfficiencyBasis {
     /// The reference port (`from->to`).
     pub link: String,
@@ -46,9 +52,10 @@ pub struct EfficiencyBasis {
 }
 
 /// One policer's results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct UpcResult {
     /// The VC's name.
+    #[schemars(extend("x-key" = true))]
     pub vc: String,
     /// The switch at whose ingress it polices.
     pub at: String,
@@ -63,9 +70,10 @@ pub struct UpcResult {
 }
 
 /// One ON/OFF cell source's results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct CellSourceResult {
     /// Application name.
+    #[schemars(extend("x-key" = true))]
     pub name: String,
     /// Sending host.
     pub src: String,
@@ -84,9 +92,10 @@ pub struct CellSourceResult {
 }
 
 /// One TCP connection's results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct ConnectionResult {
     /// Application name.
+    #[schemars(extend("x-key" = true))]
     pub name: String,
     /// TCP variant of the sender.
     pub variant: &'static str,
@@ -126,9 +135,10 @@ pub struct ConnectionResult {
 }
 
 /// One UDP flow's results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct UdpFlowResult {
     /// Application name.
+    #[schemars(extend("x-key" = true))]
     pub name: String,
     /// Sending host.
     pub src: String,
@@ -163,9 +173,10 @@ pub struct UdpFlowResult {
 }
 
 /// One output port's results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct PortResult {
     /// `from->to`.
+    #[schemars(extend("x-key" = true))]
     pub name: String,
     /// `"switch"` or `"host"`.
     pub kind: &'static str,
@@ -196,9 +207,10 @@ pub struct PortResult {
 }
 
 /// One probe's time series.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct SeriesResult {
     /// The probe's name.
+    #[schemars(extend("x-key" = true))]
     pub name: String,
     /// What it measures (`cwnd`, `queue`, ...).
     pub kind: &'static str,
@@ -213,7 +225,7 @@ pub struct SeriesResult {
 }
 
 /// Frame (AAL5 PDU) counts over all senders and receivers.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct FrameCounts {
     /// Frames sent.
     pub sent: u64,
@@ -230,15 +242,19 @@ pub struct FrameCounts {
 }
 
 /// Everything a run reports.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RunResult {
     /// Scenario name.
+    #[schemars(extend("x-identity" = true))]
     pub scenario: String,
     /// Master seed.
+    #[schemars(extend("x-identity" = true))]
     pub seed: u64,
     /// Replication index.
+    #[schemars(extend("x-identity" = true))]
     pub replication: u64,
     /// Simulated time, seconds.
+    #[schemars(extend("x-identity" = true))]
     pub duration_s: f64,
     /// Efficiency (97-0424 s4.2), if the run has TCP connections.
     pub efficiency: Option<f64>,
@@ -296,9 +312,10 @@ fn interarrival(times: &[atmlab_engine::SimTime]) -> Option<(f64, f64)> {
 }
 
 /// One host's end-system counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct HostResult {
     /// The host.
+    #[schemars(extend("x-key" = true))]
     pub name: String,
     /// Cells that arrived.
     pub cells_received: u64,

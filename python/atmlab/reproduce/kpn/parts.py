@@ -107,7 +107,7 @@ def run_grids(label: str, grids: list[Grid], options: Options, say: Say,
             continue
         with Store(options.db) as store:
             for _, r in runs.iterrows():
-                result = Result(json.dumps(store.result(int(r["run_id"]))))
+                result = store.result(int(r["run_id"]))
                 params = {name: r[name] for name in sweep.param_names}
                 rows.append({**grid.constants, **params, "replication": int(r["replication"]), **extract(result)})
     df = pd.DataFrame(rows)
