@@ -35,9 +35,20 @@ fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
 struct Ctx<'a> {
     sc: &'a Scenario,
     b: NetworkBuilder,
+    /// EPD policies with `frame_cells = "auto"`, resolved once the VCs are known.
+    auto_frames: Vec<AutoFrame<'a>>,
     nodes: BTreeMap<&'a str, NodeRef>,
     vcs: BTreeMap<&'a str, (usize, VcHandle)>,
     apps: BTreeMap<&'a str, AppRef>,
+}
+
+/// A drop policy whose largest frame depends on the VCs through its port.
+struct AutoFrame<'a> {
+    port: PortId,
+    category: ServiceCategory,
+    path: String,
+    spec: &'a DropPolicySpec,
+    pool: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -63,6 +74,7 @@ impl Scenario {
         let mut cx = Ctx {
             sc: self,
             b: NetworkBuilder::new(RngStreams::new(seed, replication)),
+            auto_frames: Vec::new(),
             nodes: BTreeMap::new(),
             vcs: BTreeMap::new(),
             apps: BTreeMap::new(),
@@ -82,6 +94,7 @@ impl Scenario {
         cx.nodes()?;
         cx.links()?;
         cx.vcs()?;
+        cx.resolve_frame_cells()?;
         cx.apps()?;
         cx.metrics()?;
         cx.probes()?;
@@ -151,12 +164,21 @@ impl<'a> Ctx<'a> {
         self.nodes.get(name).copied().ok_or_else(|| err(path, format!("no host or switch is named '{name}'")))
     }
 
-    fn port_config(&self, from: NodeRef, to_name: &str) -> Result<PortConfig, ScenarioError> {
+    /// The configuration of the port of `from` toward `to_name`, and the
+    /// policies in it whose largest frame is `"auto"` (category, key path,
+    /// spec, pool), to be resolved once the VCs are known.
+    #[allow(clippy::type_complexity)]
+    fn port_config(
+        &self,
+        from: NodeRef,
+        to_name: &str,
+    ) -> Result<(PortConfig, Vec<(ServiceCategory, String, &'a DropPolicySpec, u32)>), ScenarioError> {
         let NodeRef::Switch(s) = from else {
-            return Ok(PortConfig::host_adapter());
+            return Ok((PortConfig::host_adapter(), Vec::new()));
         };
+        let sc: &'a Scenario = self.sc;
         let i = s.idx();
-        let spec = &self.sc.switches[i];
+        let spec = &sc.switches[i];
         let over = spec.port_to.get(to_name);
         let base = format!("switches[{i}].port");
         let at = |key: &str| match over {
@@ -170,6 +192,7 @@ impl<'a> Ctx<'a> {
         let default_policy = over.and_then(|o| o.drop_policy.as_ref()).or(spec.port.drop_policy.as_ref());
         let mut class_buffers = [None; 4];
         let mut policies = [DropPolicy::TailDrop(TailDrop); 4];
+        let mut auto = Vec::new();
         for c in ServiceCategory::ALL {
             let class = over.and_then(|o| o.classes.get(&c)).or(spec.port.classes.get(&c));
             let cpath = |key: &str| at(&format!("classes.{c}.{key}"));
@@ -182,7 +205,12 @@ impl<'a> Ctx<'a> {
             };
             policies[c.index()] = match policy {
                 None => DropPolicy::TailDrop(TailDrop),
-                Some(p) => drop_policy(ppath, p, pool)?,
+                Some(p) => {
+                    if p.frame_cells == Some(FrameCells::Auto) {
+                        auto.push((c, ppath.clone(), p, pool));
+                    }
+                    drop_policy(ppath, p, pool, None)?
+                }
             };
         }
         let sched_path = at("scheduler");
@@ -199,14 +227,44 @@ impl<'a> Ctx<'a> {
         };
         let per_vc = over.and_then(|o| o.scheduler).or(spec.port.scheduler).map(|s| s.kind)
             == Some(SchedulerKindName::RoundRobin);
-        Ok(PortConfig {
+        let config = PortConfig {
             queueing: if per_vc { Queueing::PerVc } else { Queueing::PerCategory },
             buffer: Some(buffer),
             class_buffers,
             policies,
             scheduler,
             clp_threshold,
-        })
+        };
+        Ok((config, auto))
+    }
+
+    /// Sets the policies whose `frame_cells` is `"auto"`: the largest AAL5
+    /// frame any VC sends through the port, a full-sized IP datagram of the
+    /// VC's path MTU (the smaller MTU of its two hosts, which TCP's MSS
+    /// follows) in the sending host's encapsulation (002's MTU*).
+    fn resolve_frame_cells(&mut self) -> Result<(), ScenarioError> {
+        for a in std::mem::take(&mut self.auto_frames) {
+            let mut frame = None;
+            for (_, h) in self.vcs.values() {
+                let mtu = self.path_mtu(h);
+                let directions = [(&h.forward, h.src.host), (&h.reverse, h.dst.host)];
+                for (ports, sender) in directions.into_iter().take(if h.duplex { 2 } else { 1 }) {
+                    if ports.contains(&a.port) {
+                        let cells = self.b.host(sender).encapsulation.cells_for_datagram(mtu);
+                        frame = frame.max(Some(u64::from(cells)));
+                    }
+                }
+            }
+            let Some(frame) = frame else {
+                return Err(err(
+                    format!("{}.frame_cells", a.path),
+                    "\"auto\" needs a VC through the port to take the largest frame from",
+                ));
+            };
+            let policy = drop_policy(a.path, a.spec, a.pool, Some(frame))?;
+            self.b.set_drop_policy(a.port, a.category, policy);
+        }
+        Ok(())
     }
 
     /// A host adapter's peak cell rate, or a switch port's shaping rate.
@@ -235,14 +293,19 @@ impl<'a> Ctx<'a> {
         for (i, l) in self.sc.links.iter().enumerate() {
             let a = self.node(format!("links[{i}].between[0]"), &l.between[0])?;
             let b = self.node(format!("links[{i}].between[1]"), &l.between[1])?;
-            let pab = self.port_config(a, &l.between[1])?;
-            let pba = self.port_config(b, &l.between[0])?;
+            let (pab, auto_ab) = self.port_config(a, &l.between[1])?;
+            let (pba, auto_ba) = self.port_config(b, &l.between[0])?;
             let (fwd, bwd) = self
                 .b
                 .add_link(a, b, l.rate.0, l.delay.0, pab, pba)
                 .map_err(|e| err(format!("links[{i}]"), e.to_string()))?;
             for (from, to, port) in [(a, &l.between[1], fwd), (b, &l.between[0], bwd)] {
                 self.shape(from, to, port)?;
+            }
+            for (port, autos) in [(fwd, auto_ab), (bwd, auto_ba)] {
+                for (category, path, spec, pool) in autos {
+                    self.auto_frames.push(AutoFrame { port, category, path, spec, pool });
+                }
             }
             if let Some(loss) = &l.loss {
                 let model = loss_model(&format!("links[{i}].loss"), loss)?;
@@ -706,7 +769,10 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 
-fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<DropPolicy, ScenarioError> {
+/// The policy of `p` for a pool of `pool` cells; `frame` is the largest
+/// frame at the port, for `frame_cells = "auto"` (`None` before the VCs
+/// are known).
+fn drop_policy(path: String, p: &DropPolicySpec, pool: u32, frame: Option<u64>) -> Result<DropPolicy, ScenarioError> {
     let kind = match p.kind {
         DropPolicyKind::TailDrop => "tail_drop",
         DropPolicyKind::Ppd => "ppd",
@@ -754,15 +820,26 @@ fn drop_policy(path: String, p: &DropPolicySpec, pool: u32) -> Result<DropPolicy
             let key = if p.frame_cells.is_some() { "excess_frames" } else { "frame_cells" };
             return Err(err(format!("{path}.{key}"), "excess_frames and frame_cells go together"));
         }
-        if let (Some(b), Some(mtu)) = (p.excess_frames, p.frame_cells) {
+        if let (Some(b), Some(spec)) = (p.excess_frames, p.frame_cells) {
             if !(b >= 0.0 && b.is_finite()) {
                 return Err(err(format!("{path}.excess_frames"), format!("{b} must be a number >= 0")));
             }
-            let t = f64::from(pool) - b * mtu.0 as f64;
+            // "auto" is resolved once the VCs are known (Ctx::resolve_frame_cells);
+            // until then a one-cell frame stands in for it.
+            let mtu = match spec {
+                FrameCells::Cells(c) => c,
+                FrameCells::Auto => frame.unwrap_or(1),
+            };
+            let t = f64::from(pool) - b * mtu as f64;
             if t < 1.0 {
+                let what = if spec == FrameCells::Auto {
+                    format!("{mtu} cells (the largest frame here)")
+                } else {
+                    format!("{mtu} cells")
+                };
                 return Err(err(
                     format!("{path}.excess_frames"),
-                    format!("{pool} - {b} x {} cells leaves no threshold ({t})", mtu.0),
+                    format!("{pool} - {b} x {what} leaves no threshold ({t})"),
                 ));
             }
             return Ok(t.floor() as u32);

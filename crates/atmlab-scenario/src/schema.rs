@@ -422,9 +422,11 @@ pub struct DropPolicySpec {
     /// normalised excess buffer capacity `b` and `MTU*`).
     #[serde(default)]
     pub excess_frames: Option<f64>,
-    /// EPD: cells of the largest frame (`MTU*`), with `excess_frames`.
+    /// EPD: cells of the largest frame (`MTU*`), with `excess_frames`:
+    /// a size in cells, or `"auto"` (the largest AAL5 frame of any VC
+    /// through the port, from its path MTU and encapsulation).
     #[serde(default)]
-    pub frame_cells: Option<Cells>,
+    pub frame_cells: Option<FrameCells>,
     /// EPD: `">="` (default) or `">"` (the ASX-200's "greater than").
     #[serde(default)]
     pub compare: Option<String>,
@@ -432,6 +434,35 @@ pub struct DropPolicySpec {
     /// ASX-200 does).
     #[serde(default)]
     pub keep_end_of_refused_frame: Option<bool>,
+}
+
+/// `frame_cells`: a size in cells, or `"auto"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameCells {
+    /// This many cells.
+    Cells(u64),
+    /// The largest frame of the VCs through the port.
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for FrameCells {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Int(i64),
+            Str(String),
+        }
+        match Repr::deserialize(d)
+            .map_err(|_| de::Error::custom("expected a size such as \"91 cells\", or \"auto\""))?
+        {
+            Repr::Str(s) if s.trim() == "auto" => Ok(FrameCells::Auto),
+            Repr::Str(s) => {
+                units::cells(&s).map(FrameCells::Cells).map_err(|m| de::Error::custom(format!("'{s}': {m}")))
+            }
+            Repr::Int(v) => nonneg_bytes(v).map(FrameCells::Cells).map_err(de::Error::custom),
+        }
+    }
 }
 
 /// The acceptance policies a scenario can name.

@@ -216,3 +216,37 @@ fn test_probe_and_loss_errors_name_their_keys() {
     ));
     assert_eq!(e.path, "links[0].loss.clr");
 }
+
+#[test]
+fn test_epd_frame_cells_auto_is_the_largest_frame_through_the_port() {
+    use atmlab_net::atm::{DropPolicy, ServiceCategory};
+    // 002's MTU*: a full frame of MTU 1500, 4352 and 9180 with LLC/SNAP is
+    // 32, 91 and 192 cells (spec A.4); the threshold is B - b MTU*.
+    for (mtu, frame) in [(1500, 32), (4352, 91), (9180, 192)] {
+        let text = MINIMAL
+            .replace("name = \"a\"", &format!("name = \"a\"\nmtu = \"{mtu} bytes\""))
+            .replace("name = \"b\"", &format!("name = \"b\"\nmtu = \"{mtu} bytes\""))
+            .replace(
+                "port = { buffer = \"100 cells\" }",
+                "port = { buffer = \"1088 cells\", drop_policy = { kind = \"epd\", excess_frames = 2, frame_cells = \"auto\" } }",
+            );
+        let sim = parse_toml(&text).unwrap().build(1, 0).unwrap();
+        let port = sim.ports().iter().find(|p| p.name == "sw->b").unwrap();
+        let DropPolicy::Epd(epd) = port.config().policies[ServiceCategory::Ubr.index()] else { panic!("EPD") };
+        assert_eq!(epd.threshold, 1088 - 2 * frame, "MTU {mtu}");
+    }
+    // A port no VC crosses has no frame to take; a threshold below one
+    // cell is refused naming the largest frame.
+    let with_c = MINIMAL.replacen("[[links]]", "[[hosts]]\nname = \"c\"\n[[links]]\nbetween = [\"sw\", \"c\"]\nrate = \"1 Mbit/s\"\ndelay = \"1 us\"\n[[links]]", 1);
+    let auto = |to: &str, b: u32| {
+        format!(
+            "port = {{ buffer = \"1000 cells\" }}\nport_to.{to} = {{ drop_policy = {{ kind = \"epd\", excess_frames = {b}, frame_cells = \"auto\" }} }}"
+        )
+    };
+    let e = error_of(&with_c.replace("port = { buffer = \"100 cells\" }", &auto("c", 1)));
+    assert_eq!(e.path, "switches[0].port_to.c.drop_policy.frame_cells");
+    assert!(e.message.contains("needs a VC through the port"), "{}", e.message);
+    let e = error_of(&with_c.replace("port = { buffer = \"100 cells\" }", &auto("a", 6)));
+    assert_eq!(e.path, "switches[0].port_to.a.drop_policy.excess_frames");
+    assert!(e.message.contains("the largest frame here"), "{}", e.message);
+}

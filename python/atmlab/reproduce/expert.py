@@ -128,7 +128,7 @@ class Config:
         p: dict[str, Any] = {"n": self.n, "mtu": self.mtu, "buffer": self.buffer, "dupack": self.dupack,
                              "timer": f"{self.timer_ms} ms"}
         if self.policy == "epd":
-            p |= {"b": self.b, "mtu_cells": frame_cells(self.mtu)}
+            p |= {"b": self.b}
         return p
 
 

@@ -395,6 +395,13 @@ impl Port {
         self.head = self.tail.clone();
     }
 
+    /// Sets the drop policy of `category` (before the port carries traffic).
+    pub fn set_drop_policy(&mut self, category: ServiceCategory, policy: DropPolicy) {
+        debug_assert!(self.accepted == 0, "policies are set before any traffic");
+        self.policies[category.index()] = policy;
+        self.config.policies[category.index()] = policy;
+    }
+
     /// Adds a VC and returns its slot index at this port.
     pub fn add_vc(&mut self, vc: PortVc) -> u16 {
         let slot = u16::try_from(self.vcs.len()).expect("more than 65536 VCs on one port");

@@ -324,6 +324,11 @@ impl NetworkBuilder {
         self.shape_port(port, peak)
     }
 
+    /// Sets the drop policy of `category` at port `p` (before the run).
+    pub fn set_drop_policy(&mut self, p: PortId, category: ServiceCategory, policy: crate::atm::DropPolicy) {
+        self.ports[p.idx()].set_drop_policy(category, policy);
+    }
+
     /// Shapes output port `p` to the cell rate `rate` (at most its link's).
     pub fn shape_port(&mut self, p: PortId, rate: BitRate) -> Result<(), BuildError> {
         let port = &mut self.ports[p.idx()];
