@@ -93,11 +93,22 @@ def test_memory_guard_default_is_generous_but_finite():
 def test_memory_guard_fails_one_sweep_point_not_the_sweep(tmp_path):
     sc = flood("1000000 cells")
     sc["simulation"]["duration"] = "{d}"
-    sc["params"] = {"d": "1 s"}
-    sc["sweep"] = {"d": ["1 s", "60 s"]}
+    # 50 ms: about 500 datagrams of 192 cells wait, far below the limit;
+    # 60 s: the queue grows past a million cells.
+    sc["params"] = {"d": "50 ms"}
+    sc["sweep"] = {"d": ["50 ms", "60 s"]}
     out = atmlab.Sweep(sc).run(tmp_path / "r.sqlite", jobs=1)
     assert (out.ran, out.failed) == (2, 1)
     assert "max_cells_held" in out.failures[0].error
+
+
+def test_memory_guard_holds_in_a_short_run_with_few_events():
+    """The guard looks whenever cells are created, not every so many events:
+    a TCP run of a few hundred events cannot hold more than a tiny limit."""
+    data = load(bundled("nsource_lan")).data
+    data["simulation"].update(duration="100 ms", max_cells_held="100 cells")
+    with pytest.raises(atmlab.LimitError, match="100 cells"):
+        atmlab.run(data)
 
 
 def test_a_full_pdu_table_stops_the_run_instead_of_panicking():

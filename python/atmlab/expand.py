@@ -89,6 +89,16 @@ def locate(origins: Origins, path: str) -> str:
     return where if copy_i is None else f"{where} (copy i={copy_i})"
 
 
+_PLAIN_KEY = re.compile(r"[\w-]+")
+
+
+def key_path(where: str, key: str) -> str:
+    """`where` and `key` joined as the core writes key paths: a key that is
+    empty or would read as more than one is quoted (``a.""``, ``a."x.y"``)."""
+    k = key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)
+    return f"{where}.{k}" if where else k
+
+
 def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -231,7 +241,7 @@ def _substitute(source: str, node: Any, env: dict[str, Any], where: str, defer: 
     """Replaces ``{name}`` references by `env` values; names in `defer` are
     left for a later pass (the ``{i}`` of a repeated entry)."""
     if isinstance(node, dict):
-        return {k: _substitute(source, v, env, f"{where}.{k}" if where else k, defer) for k, v in node.items()}
+        return {k: _substitute(source, v, env, key_path(where, k), defer) for k, v in node.items()}
     if isinstance(node, list):
         return [_substitute(source, v, env, f"{where}[{j}]", defer) for j, v in enumerate(node)]
     if not isinstance(node, str) or "{" not in node:
@@ -292,7 +302,7 @@ def _expand_repeats(
         origins[table] = origin
     for key, value in data.items():
         if key not in REPEATABLE:
-            out[key] = _substitute(source, value, env, key)
+            out[key] = _substitute(source, value, env, key_path("", key))
     return out, origins
 
 

@@ -60,6 +60,18 @@ enum AppRef {
 /// The largest memory guard a scenario may set (about 240 GB of cells).
 const MAX_CELLS_HELD: u64 = 10_000_000_000;
 
+/// A name is printed in results, tables and file names: it must have a
+/// visible character and no control character (a newline, a NUL).
+fn check_name(path: String, name: &str) -> Result<(), ScenarioError> {
+    if name.trim().is_empty() {
+        return Err(err(path, "a name must not be empty"));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(err(path, format!("{name:?} contains the control character {c:?}")));
+    }
+    Ok(())
+}
+
 /// Probes may not ask for more samples than this in one run.
 const MAX_SAMPLES: u64 = 10_000_000;
 
@@ -67,6 +79,9 @@ impl Scenario {
     /// Checks the scenario and builds the simulation of replication
     /// `replication` with master seed `seed`.
     pub fn build(&self, seed: u64, replication: u64) -> Result<Simulation, ScenarioError> {
+        if let Some(name) = &self.name {
+            check_name("name".into(), name)?;
+        }
         let duration = self.simulation.duration.0;
         if duration.is_zero() {
             return Err(err("simulation.duration", "must be longer than 0 s"));
@@ -105,9 +120,7 @@ impl Scenario {
 
 impl<'a> Ctx<'a> {
     fn name(&mut self, path: String, name: &'a str) -> Result<(), ScenarioError> {
-        if name.trim().is_empty() {
-            return Err(err(path, "a name must not be empty"));
-        }
+        check_name(path.clone(), name)?;
         if self.nodes.contains_key(name) {
             return Err(err(path, format!("the name '{name}' is used twice")));
         }
@@ -333,9 +346,7 @@ impl<'a> Ctx<'a> {
     fn vcs(&mut self) -> Result<(), ScenarioError> {
         for (i, v) in self.sc.vcs.iter().enumerate() {
             let path = format!("vcs[{i}]");
-            if v.name.trim().is_empty() {
-                return Err(err(format!("{path}.name"), "a name must not be empty"));
-            }
+            check_name(format!("{path}.name"), &v.name)?;
             if self.vcs.contains_key(v.name.as_str()) {
                 return Err(err(format!("{path}.name"), format!("the VC name '{}' is used twice", v.name)));
             }
@@ -393,9 +404,7 @@ impl<'a> Ctx<'a> {
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, a) in self.sc.apps.iter().enumerate() {
             let path = format!("apps[{i}]");
-            if a.name.trim().is_empty() {
-                return Err(err(format!("{path}.name"), "a name must not be empty"));
-            }
+            check_name(format!("{path}.name"), &a.name)?;
             if let Some(j) = names.insert(&a.name, i) {
                 return Err(err(
                     format!("{path}.name"),
@@ -515,6 +524,7 @@ impl<'a> Ctx<'a> {
 
     fn probes(&mut self) -> Result<(), ScenarioError> {
         let duration = self.sc.simulation.duration.0;
+        let mut series: BTreeMap<String, usize> = BTreeMap::new();
         for (i, p) in self.sc.probes.iter().enumerate() {
             let path = format!("probes[{i}]");
             if p.interval.0.is_zero() {
@@ -564,7 +574,20 @@ impl<'a> Ctx<'a> {
                 })?;
                 (target, name.to_owned())
             };
-            let name = p.name.clone().unwrap_or_else(|| format!("{}:{label}", p.kind.name()));
+            let name = match &p.name {
+                Some(n) => {
+                    check_name(format!("{path}.name"), n)?;
+                    n.clone()
+                }
+                None => format!("{}:{label}", p.kind.name()),
+            };
+            // Results name the series by their names: two of one name would be one.
+            if let Some(j) = series.insert(name.clone(), i) {
+                return Err(err(
+                    format!("{path}.name"),
+                    format!("probes[{j}] already records a series named '{name}'; give one of them another name"),
+                ));
+            }
             self.b.add_probe(ProbeSpec { name, target, interval: p.interval.0 });
         }
         Ok(())

@@ -46,17 +46,38 @@ pub use schema::Scenario;
 /// Parses a scenario from TOML text.
 pub fn parse_toml(text: &str) -> Result<Scenario, ScenarioError> {
     let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::new("", format!("malformed TOML: {e}")))?;
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        ScenarioError::new(if path == "." { String::new() } else { path }, e.into_inner().message().to_owned())
-    })
+    serde_path_to_error::deserialize(de)
+        .map_err(|e| ScenarioError::new(key_path(e.path()), e.into_inner().message().to_owned()))
+}
+
+/// A key path as the errors write it: `switches[0].port.buffer`. A key that
+/// is empty or would read as more than one (a `.`, `[`, a space or a quote
+/// in it) is quoted, so that even `"" = 1` at the top level has a path
+/// that names it.
+fn key_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                let plain = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || "_-".contains(c));
+                if plain { out.push_str(key) } else { out.push_str(&format!("{key:?}")) }
+            }
+            Segment::Unknown => {}
+        }
+    }
+    out
 }
 
 /// Parses a scenario from JSON text (the form the Python front sends).
 pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
+        let path = key_path(e.path());
         let msg = e.into_inner().to_string();
         // serde_json appends the position in the JSON text, which means
         // nothing to someone who wrote TOML.
@@ -64,7 +85,7 @@ pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
             Some((m, _)) => m.to_owned(),
             None => msg,
         };
-        ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+        ScenarioError::new(path, msg)
     })
 }
 

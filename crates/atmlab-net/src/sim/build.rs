@@ -821,6 +821,7 @@ impl NetworkBuilder {
             stats: CellSourceStats::default(),
             clock: atmlab_engine::SlotClock::new(p.peak, atmlab_engine::CELL_BITS),
             period: 0,
+            last: None,
             batch: 1,
         };
         source.begin_period(0);

@@ -4,8 +4,9 @@
 //! CPUs. With finite buffers everywhere that is bounded, but a scenario may
 //! leave a buffer unlimited (a host adapter by default) and offer more than
 //! its link carries; the cells held then grow until the machine runs out of
-//! memory. The guard counts them every [`GUARD_EVERY`] events and stops the
-//! run with an error naming the place that grew once they exceed
+//! memory. The guard counts them whenever [`guard_step`] more cells have
+//! been created since it last looked (cells held only grow by creation), and
+//! stops the run with an error naming the place that grew once they exceed
 //! `simulation.max_cells_held`.
 //!
 //! [`Footprint`] reports what a run holds at an instant; the tests use it to
@@ -14,10 +15,13 @@
 use super::Simulation;
 use serde::Serialize;
 
-/// Events between two checks of the memory guard (a power of two): cheap
-/// enough to vanish in the event loop, often enough that a run overshoots
-/// the limit by at most a few tens of thousands of cells.
-pub(super) const GUARD_EVERY: u64 = 1 << 14;
+/// Cells created between two checks of the memory guard for a limit of
+/// `limit` cells: at most 65,536 (cheap enough to vanish in the event loop,
+/// often enough that a run overshoots the limit by little), and at most
+/// half the limit, so that a small limit is kept too.
+pub(super) fn guard_step(limit: u64) -> u64 {
+    (limit / 2).clamp(1, 1 << 16)
+}
 
 /// The default of `simulation.max_cells_held`: 50 million cells, about 1.2
 /// GB of cell records, far above any finite-buffer scenario (the largest
@@ -95,6 +99,7 @@ impl Simulation {
                 worst = (h.tx_cells, format!("host {}'s sending CPU (datagrams waiting)", h.name));
             }
         }
+        self.guard_next = self.counts.cells_created.saturating_add(guard_step(self.max_cells_held));
         if total <= self.max_cells_held {
             return false;
         }

@@ -119,6 +119,8 @@ pub struct Simulation {
     /// Reused buffer for the segments a TCP event sends.
     scratch: Vec<TcpSegment>,
     max_cells_held: u64,
+    /// The memory guard looks again once this many cells have been created.
+    guard_next: u64,
     /// Why the run stopped early (the memory guard), if it did.
     stopped: Option<String>,
 }
@@ -170,6 +172,7 @@ impl Simulation {
             counts: Counts::default(),
             scratch: Vec::with_capacity(256),
             max_cells_held: b.max_cells_held,
+            guard_next: guard::guard_step(b.max_cells_held),
             stopped: None,
         };
         for (i, c) in sim.conns.iter().enumerate() {
@@ -356,7 +359,7 @@ impl Simulation {
         while let Some((t, ev)) = self.queue.pop_before(until) {
             self.now = t;
             self.counts.events += 1;
-            if self.counts.events % guard::GUARD_EVERY == 0 && self.over_limit() {
+            if self.counts.cells_created >= self.guard_next && self.over_limit() {
                 return;
             }
             if self.stopped.is_some() {
