@@ -16,8 +16,9 @@ case in five instead sets 2 to 4 keys to values at the edges of the valid
 range (1 ps, 1e6 s, 1 kbit/s, 1 Tbit/s, 2^64 - 1, ...), which mostly still
 run. Each case then goes through what a user does with it:
 
-    atmlab.load -> atmlab.validate -> atmlab.Sweep (expands and validates
-    every point of [sweep]) -> atmlab.run (the base point, seed from the file)
+    atmlab.load -> atmlab.validate -> atmlab.Sweep (expands every point of
+    [sweep] and validates the first) -> atmlab.run (the base point, seed
+    from the file)
 
 The simulated time is capped: if ``simulation.duration`` (after expansion)
 is still a valid time longer than 2 ms, it becomes ``"2 ms"`` (in
