@@ -11,11 +11,11 @@ from atmlab import reference
 
 
 def test_kpn_tables_5_and_6_through_the_api():
-    t5 = reference.table("s004_table05_udp_datagram_to_cells")
+    t5 = reference.table("kpn/table05_udp_datagram_to_cells")
     for r in t5[t5.data_size_bytes <= 9000].itertuples():
         w = atmlab.cells(r.data_size_bytes, mtu=9188, encap="null")
         assert (w.datagrams, w.cells) == (r.datagrams_per_burst, r.cells_per_burst)
-    t6 = reference.table("s004_table06_udp_fragmentation_mtu48")
+    t6 = reference.table("kpn/table06_udp_fragmentation_mtu48")
     exact = 0
     for r in t6.itertuples():
         w = atmlab.cells(r.data_size_bytes, mtu=48, encap="null", fragmentation="berkeley")

@@ -10,8 +10,9 @@ import pandas as pd
 
 
 def path(name: str) -> Path:
-    """Path of a packaged reference CSV (``s004_table05_udp_datagram_to_cells``)."""
-    ref = resources.files("atmlab") / "data" / "reference" / f"{name.removesuffix('.csv')}.csv"
+    """Path of a packaged reference CSV (``kpn/table05_udp_datagram_to_cells``: a study id and a table)."""
+    parts = f"{name.removesuffix('.csv')}.csv".split("/")
+    ref = resources.files("atmlab").joinpath("data", "reference", *parts)
     return Path(str(ref))
 
 

@@ -19,7 +19,7 @@ from atmlab.reproduce import Options, kpn
 
 def test_table5_matches_every_published_row():
     df = kpn.table5(progress=lambda _: None)
-    published = reference.table("s004_table05_udp_datagram_to_cells")
+    published = reference.table("kpn/table05_udp_datagram_to_cells")
     assert len(df) == len(published) == 11
     # Exact: cell counts are integers and nothing is random here.
     assert (df.simulated_cells == df.published_cells).all(), df

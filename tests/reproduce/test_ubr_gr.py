@@ -27,8 +27,8 @@ def configurations(grid: ubr_gr.Grid) -> list[dict]:
 def test_the_full_grid_is_the_studys_tables():
     grids = ubr_gr.grids(quick=False)
     t12 = pd.DataFrame([c for g in grids if g.table == "1/2" for c in configurations(g)])
-    eff = reference.table("s001_table01_sack_strict_priority_vbr_efficiency")
-    fair = reference.table("s001_table02_sack_strict_priority_vbr_fairness")
+    eff = reference.table("ubr-gr/table01_sack_strict_priority_vbr_efficiency")
+    fair = reference.table("ubr-gr/table02_sack_strict_priority_vbr_fairness")
     published = {(r.config, r.buffer_cells, r.vbr_on_ms, ubr_gr.PUBLISHED_POLICY_BACK[r.drop_policy])
                  for r in eff.itertuples()}
     assert len(eff) == len(fair) == 36
@@ -66,8 +66,8 @@ def test_quick_reproduction_writes_csv_and_figures(quick):
 
 def test_published_values_are_joined_to_their_own_rows(quick):
     df = pd.read_csv(quick[0].files[0])
-    eff = reference.table("s001_table01_sack_strict_priority_vbr_efficiency")
-    fair = reference.table("s001_table02_sack_strict_priority_vbr_fairness")
+    eff = reference.table("ubr-gr/table01_sack_strict_priority_vbr_efficiency")
+    fair = reference.table("ubr-gr/table02_sack_strict_priority_vbr_fairness")
     t12 = df[df.table == "1/2"]
     assert len(t12) == 9
     for r in t12.itertuples():

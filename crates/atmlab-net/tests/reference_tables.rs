@@ -16,7 +16,7 @@ fn reference(name: &str) -> csv::Reader<std::fs::File> {
 /// limit; here they are checked to be exactly those rows.
 #[test]
 fn test_kpn_table5_udp_datagrams_to_cells() {
-    let mut r = reference("s004_table05_udp_datagram_to_cells.csv");
+    let mut r = reference("kpn/table05_udp_datagram_to_cells.csv");
     let h = r.headers().unwrap().clone();
     let col = |name: &str| h.iter().position(|c| c == name).unwrap();
     let (size, cells, datagrams) = (col("data_size_bytes"), col("cells_per_burst"), col("datagrams_per_burst"));
@@ -50,7 +50,7 @@ fn column(r: &mut csv::Reader<std::fs::File>, name: &str) -> usize {
 /// only misses and that they are off by one.
 #[test]
 fn test_kpn_table6_fragmentation_at_mtu_48() {
-    let mut r = reference("s004_table06_udp_fragmentation_mtu48.csv");
+    let mut r = reference("kpn/table06_udp_fragmentation_mtu48.csv");
     let (size, cells, dgs, note) = (
         column(&mut r, "data_size_bytes"),
         column(&mut r, "cells_per_burst"),
@@ -86,7 +86,7 @@ fn test_kpn_table6_fragmentation_at_mtu_48() {
 /// uses 60000. Datagrams are checked on the other rows.)
 #[test]
 fn test_kpn_table7_cells_per_mtu() {
-    let mut r = reference("s004_table07_udp_throughput_vs_mtu.csv");
+    let mut r = reference("kpn/table07_udp_throughput_vs_mtu.csv");
     let (mtu, cells, dgs, eff) = (
         column(&mut r, "mtu_bytes"),
         column(&mut r, "cells_total"),
@@ -114,7 +114,7 @@ fn test_kpn_table7_cells_per_mtu() {
 /// measured count; the study's "expected" column miscounts datagrams.
 #[test]
 fn test_kpn_table9_tcp_cells_are_at_least_the_exact_minimum() {
-    let mut r = reference("s004_table09_tcp_cells_vs_mtu.csv");
+    let mut r = reference("kpn/table09_tcp_cells_vs_mtu.csv");
     let (mtu, measured) = (column(&mut r, "mtu_bytes"), column(&mut r, "measured_cells_avg"));
     let minimum = [629_647, 629_295, 636_095, 642_431, 670_732, 699_154];
     for (rec, want) in r.records().zip(minimum) {

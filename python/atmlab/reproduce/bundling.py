@@ -137,26 +137,26 @@ def published() -> pd.DataFrame:
     """The visible tables (1-2, 5-26), one row per configuration and metric column."""
     parts = []
     for i, tsdu in zip((5, 6, 7, 8), (4, 8, 10, 20), strict=True):
-        parts.append((f"s000_table{i:02d}_wan_1tcp_nudp_tcp_thr_tsdu{tsdu}k", "tcp_throughput_kbytes_per_s", "A",
+        parts.append((f"bundling/table{i:02d}_wan_1tcp_nudp_tcp_thr_tsdu{tsdu}k", "tcp_throughput_kbytes_per_s", "A",
                       "published_tcp_throughput_kbytes_per_s"))
-        parts.append((f"s000_table{i + 4:02d}_wan_1tcp_nudp_udp_thr_tsdu{tsdu}k", "mean_udp_throughput_kbytes_per_s",
+        parts.append((f"bundling/table{i + 4:02d}_wan_1tcp_nudp_udp_thr_tsdu{tsdu}k", "mean_udp_throughput_kbytes_per_s",
                       "A", "published_udp_throughput_kbytes_per_s"))
-        parts.append((f"s000_table{i + 8:02d}_wan_1tcp_nudp_udp_loss_tsdu{tsdu}k", "mean_udp_loss_rate_pct", "A",
+        parts.append((f"bundling/table{i + 8:02d}_wan_1tcp_nudp_udp_loss_tsdu{tsdu}k", "mean_udp_loss_rate_pct", "A",
                       "published_udp_loss_pct"))
-        parts.append((f"s000_table{i + 12:02d}_wan_1udp_ntcp_tcp_thr_tsdu{tsdu}k", "mean_tcp_throughput_kbytes_per_s",
+        parts.append((f"bundling/table{i + 12:02d}_wan_1udp_ntcp_tcp_thr_tsdu{tsdu}k", "mean_tcp_throughput_kbytes_per_s",
                       "B", "published_tcp_throughput_kbytes_per_s"))
-        parts.append((f"s000_table{i + 16:02d}_wan_1udp_ntcp_udp_thr_tsdu{tsdu}k", "udp_throughput_kbytes_per_s", "B",
+        parts.append((f"bundling/table{i + 16:02d}_wan_1udp_ntcp_udp_thr_tsdu{tsdu}k", "udp_throughput_kbytes_per_s", "B",
                       "published_udp_throughput_kbytes_per_s"))
-    parts.append(("s000_table25_wan_nudp_udp_thr", "mean_udp_throughput_kbytes_per_s", "C",
+    parts.append(("bundling/table25_wan_nudp_udp_thr", "mean_udp_throughput_kbytes_per_s", "C",
                   "published_udp_throughput_kbytes_per_s"))
-    parts.append(("s000_table26_wan_nudp_udp_loss", "mean_udp_loss_rate_pct", "C", "published_udp_loss_pct"))
-    parts.append(("s000_table01_wan_cell_interarrival_win16k", "mean_cell_interarrival_ms", "A",
+    parts.append(("bundling/table26_wan_nudp_udp_loss", "mean_udp_loss_rate_pct", "C", "published_udp_loss_pct"))
+    parts.append(("bundling/table01_wan_cell_interarrival_win16k", "mean_cell_interarrival_ms", "A",
                   "published_interarrival_mean_ms"))
-    parts.append(("s000_table01_wan_cell_interarrival_win16k", "std_dev_cell_interarrival_ms", "A",
+    parts.append(("bundling/table01_wan_cell_interarrival_win16k", "std_dev_cell_interarrival_ms", "A",
                   "published_interarrival_std_ms"))
-    parts.append(("s000_table02_wan_cell_interarrival_win50k", "mean_cell_interarrival_ms", "A",
+    parts.append(("bundling/table02_wan_cell_interarrival_win50k", "mean_cell_interarrival_ms", "A",
                   "published_interarrival_mean_ms"))
-    parts.append(("s000_table02_wan_cell_interarrival_win50k", "std_dev_cell_interarrival_ms", "A",
+    parts.append(("bundling/table02_wan_cell_interarrival_win50k", "std_dev_cell_interarrival_ms", "A",
                   "published_interarrival_std_ms"))
     frames: dict[str, list[pd.DataFrame]] = {}
     for name, col, exp, out in parts:

@@ -19,7 +19,7 @@ set of defaults (docs/reproductions/expert.md). The experiments:
 * E8 (Figs 15-16, s5.3): E6 with the modified TCP.
 
 The study prints no tables; its prose numbers and statements (claims C1-C31,
-``data/reference/s002_claims.csv``) are checked against the simulated
+``data/reference/expert/claims.csv``) are checked against the simulated
 values in a claims table. Runs go through :class:`atmlab.Sweep`, so they are
 stored in the results database and an interrupted reproduction resumes.
 ``--quick`` runs a few short configurations (for CI); its numbers are not
@@ -46,7 +46,7 @@ from ..sweep import Sweep
 from . import Options, Progress, Reproduction, run_sweeps
 
 STUDY = "expert"
-CLAIMS = "s002_claims"
+CLAIMS = "expert/claims"
 
 BUFFERS = (363, 544, 725, 906, 1088, 1360, 1632, 2176)  # spec C.1
 LOSS_FREE = 8192  # > 4 windows of 1092 cells: no loss
@@ -780,7 +780,7 @@ def published_text(r: pd.Series) -> str:
 
 
 def claims(df: pd.DataFrame) -> pd.DataFrame:
-    """The claims table: every claim of ``s002_claims.csv`` with the published
+    """The claims table: every claim of ``expert/claims.csv`` with the published
     statement and value, the simulated value and whether the claim holds
     (``None``: not evaluable, e.g. not run with --quick)."""
     ref = reference.table(CLAIMS)

@@ -120,8 +120,8 @@ def rows(grid: Grid, summary: pd.DataFrame) -> list[dict[str, Any]]:
 
 def published() -> pd.DataFrame:
     """Tables 1 and 2 as printed, one row per configuration."""
-    eff = reference.table("s001_table01_sack_strict_priority_vbr_efficiency")
-    fair = reference.table("s001_table02_sack_strict_priority_vbr_fairness")
+    eff = reference.table("ubr-gr/table01_sack_strict_priority_vbr_efficiency")
+    fair = reference.table("ubr-gr/table02_sack_strict_priority_vbr_fairness")
     key = ["config", "buffer_cells", "vbr_on_ms", "drop_policy"]
     both = eff[key + ["efficiency"]].merge(fair[key + ["fairness"]], on=key)
     both["drop_policy"] = both["drop_policy"].map(PUBLISHED_POLICY_BACK)

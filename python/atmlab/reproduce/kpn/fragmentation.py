@@ -60,7 +60,7 @@ def extract(r: Result) -> dict[str, Any]:
 
 
 def run(options: Options, say: Say) -> PartResult:
-    published = reference.table("s004_table06_udp_fragmentation_mtu48")
+    published = reference.table("kpn/table06_udp_fragmentation_mtu48")
     sizes = [int(s) for s in published["data_size_bytes"]]
     g = grid(sizes, bursts=QUICK_BURSTS if options.quick else BURSTS)
     runs = run_grids("Table 6", [g], options, say, extract)

@@ -54,7 +54,7 @@ def extract(r: Result) -> dict[str, Any]:
 
 
 def run(options: Options, say: Say) -> PartResult:
-    published = reference.table("s004_table09_tcp_cells_vs_mtu")
+    published = reference.table("kpn/table09_tcp_cells_vs_mtu")
     mtus = [int(m) for m in published["mtu_bytes"]]
     if options.quick:
         mtus = [9188, 512]

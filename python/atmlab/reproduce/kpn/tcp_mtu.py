@@ -86,7 +86,7 @@ def host_time(mtu: int) -> float:
 
 
 def run(options: Options, say: Say) -> PartResult:
-    published = reference.table("s004_table10_tcp_throughput_vs_mtu")
+    published = reference.table("kpn/table10_tcp_throughput_vs_mtu")
     mtus = QUICK_MTUS if options.quick else [int(m) for m in dict.fromkeys(published.mtu_bytes)]
     runs = run_grids("Table 10", [grid(d, mtus) for d in testbed.DIRECTIONS], options, say, extract)
     if runs.interrupted:

@@ -54,7 +54,7 @@ def model_mbps(peak: float, cells: int) -> float:
 
 
 def run(options: Options, say: Say) -> PartResult:
-    published = reference.table("s004_table11_tcp_throughput_vs_peak_rate")
+    published = reference.table("kpn/table11_tcp_throughput_vs_peak_rate")
     peaks = QUICK_PEAKS if options.quick else [float(p) for p in dict.fromkeys(published.peak_rate_mbps)]
     runs = run_grids("Table 11", [grid(d, peaks) for d in testbed.DIRECTIONS], options, say, extract)
     if runs.interrupted:

@@ -50,7 +50,7 @@ def table5_scenario(data_size: int) -> dict[str, Any]:
 
 
 def table5(progress: Callable[[str], None]) -> pd.DataFrame:
-    published = reference.table("s004_table05_udp_datagram_to_cells")
+    published = reference.table("kpn/table05_udp_datagram_to_cells")
     rows = []
     for _, row in published.iterrows():
         size = int(row["data_size_bytes"])

@@ -75,7 +75,7 @@ def formula_time(direction: str, datagrams: int, cells: int) -> float:
 
 
 def run(options: Options, say: Say) -> PartResult:
-    published = reference.table("s004_table07_udp_throughput_vs_mtu")
+    published = reference.table("kpn/table07_udp_throughput_vs_mtu")
     mtus = QUICK_MTUS if options.quick else [int(m) for m in dict.fromkeys(published.mtu_bytes)]
     runs = run_grids("Table 7", [grid(d, mtus) for d in testbed.DIRECTIONS], options, say, extract)
     if runs.interrupted:

@@ -66,7 +66,7 @@ def extract(r: Result) -> dict[str, Any]:
 
 
 def run(options: Options, say: Say) -> PartResult:
-    published = reference.table("s004_table08_udp_throughput_vs_peak_rate")
+    published = reference.table("kpn/table08_udp_throughput_vs_peak_rate")
     peaks = [float(x) for x in published.peak_rate_mbps]
     if options.quick:
         peaks = QUICK_PEAKS
