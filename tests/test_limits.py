@@ -53,7 +53,7 @@ def test_port_utilization_never_exceeds_one(duration):
     while ON. Utilization is cells sent over the slots that started before
     the end, so a cell that started just before the end cannot push it
     above 1 (it once reached 1.00057 in a 1 ms run)."""
-    data = load(bundled("97-0424/wan")).data
+    data = load(bundled("ubr-gr/wan")).data
     data["simulation"]["duration"] = duration
     r = atmlab.run(data)
     assert (r.ports["utilization"] <= 1.0).all(), r.ports["utilization"].max()

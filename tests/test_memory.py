@@ -37,7 +37,7 @@ def footprints(name: str, times: tuple[float, ...]) -> list[dict[str, float]]:
 
 
 def test_every_shipped_scenario_is_checked():
-    assert {"97-0424/wan", "97-0424/satellite", "bundling/bundle", "expert/expert"} <= set(SHIPPED)
+    assert {"ubr-gr/wan", "ubr-gr/satellite", "bundling/bundle", "expert/expert"} <= set(SHIPPED)
 
 
 @pytest.mark.parametrize("name", SHIPPED)

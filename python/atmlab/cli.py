@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import sys
+import time
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -451,22 +452,24 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     out.print(t)
 
 
-_STUDIES = "\n".join(f"  {k}: {v}" for k, v in reproduce_mod.studies().items())
+_STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases else "") + f": {e.title}"
+                     for e in reproduce_mod.REGISTRY)
 
 
-@main.command(help="Re-run a published study's experiments and compare them with its tables.\n\n"
-              f"\b\nSTUDY is one of:\n{_STUDIES}\n\n"
-              "Prints the comparison, writes a CSV (simulated and published values side by side) and the "
-              "study's figures. Simulation runs are stored in the results database, so an interrupted "
-              "reproduction resumes where it stopped.")
-@click.argument("study", type=click.Choice(sorted(reproduce_mod.studies())), metavar="STUDY")
+@main.command(help="Re-run a published study's experiments and compare them with its published values.\n\n"
+              f"\b\nSTUDY is one of (or an alias in brackets):\n{_STUDIES}\n  all: every study in turn\n\n"
+              "Prints the comparison (published value, simulated value with its 95% interval, tolerance, "
+              "verdict) and the study's claims, writes CSVs and the study's figures. Simulation runs are stored "
+              "in the results database, so an interrupted reproduction resumes where it stopped.")
+@click.argument("study", type=click.Choice([*reproduce_mod.names(), "all"]), metavar="STUDY")
 @click.option("--out", "out_path", type=click.Path(path_type=Path), default=None,
-              help="Folder for the CSV and figures, or the CSV's file name (default: results/STUDY).")
+              help="Folder for the CSVs and figures, or the main CSV's file name (default: results/STUDY; with "
+                   "'all', a folder per study under this one).")
 @click.option("--quick", is_flag=True,
               help="A small subset with short runs (a smoke test; not comparable with the study).")
 @click.option("-r", "--replications", type=COUNT, default=None,
               help="Runs per configuration, with independent random streams (adds confidence intervals); "
-                   "default 1, expert 2, --quick 1.")
+                   "default: the study's (1; expert 2), 1 with --quick.")
 @click.option("--seed", type=SEED, default=None,
               help="Master seed (default: each scenario's simulation.seed).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
@@ -475,23 +478,41 @@ _STUDIES = "\n".join(f"  {k}: {v}" for k, v in reproduce_mod.studies().items())
               help="Worker processes (default: one per core; 1 runs in this process).")
 def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None, db: Path,
               jobs: int | None) -> None:
-    if replications is None:
-        replications = reproduce_mod.default_replications(study, quick)
-    options = reproduce_mod.Options(out=out_path or Path("results") / study, quick=quick, replications=replications,
-                                    db=db, jobs=jobs, seed=seed)
+    if study == "all":
+        _reproduce_all(out_path or Path("results"), quick, replications, seed, db, jobs)
+        return
+    entry = reproduce_mod.entry(study)
+    rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, jobs)
+    _print_reproduction(rep)
+    if rep.failures:
+        err.print(f"{len(rep.failures)} runs failed; their configurations are missing from the table.")
+        sys.exit(1)
+
+
+def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | None, seed: int | None, db: Path,
+                   jobs: int | None) -> Any:
+    """Runs one study with a progress bar; exits 130 if interrupted."""
+    reps = replications if replications is not None else reproduce_mod.default_replications(entry.id, quick)
+    options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=jobs, seed=seed)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
-        task = bar.add_task(f"{study}: starting", total=None)
+        task = bar.add_task(f"{entry.id}: starting", total=None)
 
         def update(message: str, done: int | None = None, total: int | None = None) -> None:
             bar.update(task, description=message, completed=done or 0, total=total)
 
-        rep = reproduce_mod.run(study, options, update)
+        t0 = time.perf_counter()
+        rep = reproduce_mod.run(entry.id, options, update)
+        rep.agreement.wall_s = rep.agreement.wall_s or time.perf_counter() - t0
     if rep.interrupted:
         err.print("[yellow]interrupted:[/] every finished run is saved in "
                   f"{options.db}; run the same command to resume.")
         sys.exit(130)
+    return rep
+
+
+def _print_reproduction(rep: Any) -> None:
     _print_frame(rep.table, title=rep.title)
     if rep.summary:
         out.print(rep.summary, soft_wrap=True)
@@ -502,9 +523,35 @@ def reproduce(study: str, out_path: Path | None, quick: bool, replications: int 
         out.print(f"wrote {f}")
     for failure in rep.failures:
         err.print(f"[red]failed[/] {failure}", soft_wrap=True)
-    if rep.failures:
-        err.print(f"{len(rep.failures)} runs failed; their configurations are missing from the table.")
+
+
+def _reproduce_all(out_dir: Path, quick: bool, replications: int | None, seed: int | None, db: Path,
+                   jobs: int | None) -> None:
+    """Every study in turn, each into its own folder under `out_dir`, then
+    one agreement summary."""
+    rows = []
+    failed = 0
+    for entry in reproduce_mod.REGISTRY:
+        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, jobs)
+        out.print(f"[bold]{rep.title}[/]")
+        if rep.summary:
+            out.print(rep.summary, soft_wrap=True)
+        failed += len(rep.failures)
+        a = rep.agreement
+        rows.append({"study": entry.id, "values compared": a.compared, "within tolerance": a.within,
+                     "claims evaluated": a.claims, "claims held": a.held, "runs": a.runs,
+                     "wall s": round(a.wall_s, 1)})
+    _print_frame(pd_frame(rows), title="agreement with the published studies"
+                 + (" (--quick: not comparable)" if quick else ""))
+    if failed:
+        err.print(f"{failed} runs failed; their configurations are missing from the tables.")
         sys.exit(1)
+
+
+def pd_frame(rows: list[dict[str, Any]]) -> "pd.DataFrame":
+    import pandas as pd
+
+    return pd.DataFrame(rows)
 
 
 def _cell(v: Any) -> str:

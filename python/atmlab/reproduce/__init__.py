@@ -1,138 +1,70 @@
 """Reproductions of published experiments: ``atmlab reproduce STUDY``.
 
-Each study module exposes ``run(options, progress) -> Reproduction``: it runs
-the simulations that re-create the study's experiments (through the sweep
-machinery: results database, resume, replications), writes a CSV with the
-simulated values next to the published ones and the study's figures as PNG,
-and returns the table to print.
+Every study stands on the reproduction kit (:mod:`.kit`): its module,
+``atmlab.reproduce.<id>``, provides a ``STUDY`` (the grids it runs, how to
+measure a run, the published values, the claims, the figures), and
+:func:`run` does the rest the same way for all. This module is the one
+registry of studies: their ids (the command-line name, the module, the docs
+page ``docs/reproductions/<id>.md`` and the reference tables'
+``data/reference/<id>/``), the other names they answer to, their titles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+import importlib
 
-import pandas as pd
+from .kit import Agreement, Entry, Options, Progress, Reproduction, SweepsRun, run_sweeps
 
-from ..store import DEFAULT_DB
+REGISTRY: tuple[Entry, ...] = (
+    Entry("kpn", "van den Bergh 1995 (KPN ATM pilot): TCP/IP and UDP over an operational ATM network",
+          "J.W. van den Bergh, The performance of TCP/IP over an operational ATM network, KPN Research / TU "
+          "Eindhoven, 1995"),
+    Entry("ubr-gr", "Goyal, Jain et al. 1997: TCP over UBR+ with a Guaranteed Rate, LAN, WAN and satellite",
+          "R. Goyal, R. Jain, S. Kalyanaraman, S. Fahmy, B. Vandalore, X. Cai, S.-C. Kim, S. Kota, Guaranteed "
+          "Rate for Improving TCP Performance on UBR+ over Terrestrial and Satellite Networks, ATM Forum 97-0424",
+          aliases=("97-0424",)),
+    Entry("expert", "Jaussi, Lorang, Nelissen 1998 (ACTS EXPERT, FORE ASX-200): TCP over UBR, PPD and EPD",
+          "S. Jaussi, F. Lorang, J. Nelissen, A Detailed Experimental Performance Evaluation on TCP over UBR, "
+          "ACTS EXPERT, 1998", default_replications=2),
+    Entry("bundling", "Lamont, Villasenor et al. 1998 (DREO/CRC): IP telephony and TCP on one policed VBR PVC",
+          "L. Lamont, J. Villasenor, H. Chefai, I. Miloucheva, Bundling Internet Traffic over VBR ATM Networks, "
+          "DREO TR 1999-020 / CRC Report 98-007, 1998"),
+)
 
-if TYPE_CHECKING:
-    from ..sweep import Progress as SweepProgress, Sweep
-
-
-class Progress(Protocol):
-    """Called with a message and, when known, runs done and runs in total."""
-
-    def __call__(self, message: str, done: int | None = None, total: int | None = None) -> None: ...
-
-
-@dataclass
-class Options:
-    """What the command line asked for."""
-
-    out: Path
-    quick: bool = False
-    replications: int = 1
-    db: Path = DEFAULT_DB
-    jobs: int | None = None
-    seed: int | None = None
-
-    def csv_path(self, default_name: str) -> Path:
-        """``--out`` may name the CSV or the folder for everything."""
-        return self.out if self.out.suffix == ".csv" else self.out / default_name
-
-    @property
-    def folder(self) -> Path:
-        return self.out.parent if self.out.suffix == ".csv" else self.out
+__all__ = ["REGISTRY", "Agreement", "Entry", "Options", "Progress", "Reproduction", "SweepsRun", "default_replications",
+           "entry", "names", "run", "run_sweeps", "studies"]
 
 
-@dataclass
-class Reproduction:
-    """What a reproduction produced."""
-
-    title: str
-    table: pd.DataFrame
-    files: list[Path] = field(default_factory=list)
-    summary: str = ""
-    extra: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
-    interrupted: bool = False
-    failures: list[str] = field(default_factory=list)  # runs that failed (their rows are missing)
-
-    @classmethod
-    def stopped(cls, study: str) -> Reproduction:
-        """An interrupted reproduction (its finished runs are in the database)."""
-        return cls(title=f"{study}: interrupted", table=pd.DataFrame(), interrupted=True)
-
-
-@dataclass
-class SweepsRun:
-    """What :func:`run_sweeps` did."""
-
-    interrupted: bool = False
-    failures: list[str] = field(default_factory=list)
-
-
-def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Progress) -> SweepsRun:
-    """Runs a reproduction's sweeps in turn (``(label, sweep)`` pairs) into
-    ``options.db``, with one progress count over all of them; runs already
-    in the database are skipped, so an interrupted reproduction resumes.
-    Stops at the first interrupted sweep."""
-    total = sum(len(s.points) * s.replications for _, s in plan)
-    done = 0
-    failures: list[str] = []
-    for label, sweep in plan:
-        base = done
-
-        def tick(p: SweepProgress, label: str = label, base: int = base) -> None:
-            progress(f"{label}: {p.done + p.skipped}/{p.total + p.skipped}", base + p.skipped + p.done, total)
-
-        outcome = sweep.run(options.db, jobs=options.jobs, progress=tick)
-        done = base + len(sweep.points) * sweep.replications
-        failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
-        if outcome.interrupted:
-            return SweepsRun(True, failures)
-    return SweepsRun(False, failures)
-
-
-STUDIES = {
-    "97-0424": "Goyal, Jain et al. 1997: UBR+ with Guaranteed Rate, Tables 1-9 and Figures 4-5",
-    "kpn": "van den Bergh 1995 (KPN ATM pilot): Tables 5, 6, 9 (cells), C.1 (cell loss), C.2 and 12 (VBR policing)",
-    "expert": "Jaussi, Lorang, Nelissen 1998 (ACTS EXPERT, FORE ASX-200): TCP over UBR/PPD/EPD, claims C1-C31",
-    "bundling": "Lamont, Villasenor et al. 1998 (DREO/CRC): IP telephony + TCP on one policed VBR PVC, Tables 1-2, 5-26",
-}
-
-# Replications per configuration when the command line gives none (a study
-# not listed: 1).
-DEFAULT_REPLICATIONS = {"expert": 2}
-
-
-def default_replications(study: str, quick: bool = False) -> int:
-    """How many runs per configuration ``atmlab reproduce STUDY`` makes by default."""
-    return 1 if quick else DEFAULT_REPLICATIONS.get(study, 1)
+def entry(name: str) -> Entry:
+    """The study named `name` (its id or an alias); KeyError if none."""
+    for e in REGISTRY:
+        if name == e.id or name in e.aliases:
+            return e
+    raise KeyError(name)
 
 
 def studies() -> dict[str, str]:
-    """Study id -> one-line description."""
-    return dict(STUDIES)
+    """Study id -> one-line title, in the registry's order."""
+    return {e.id: e.title for e in REGISTRY}
 
 
-def run(study: str, options: Options, progress: Progress) -> Reproduction:
-    if study == "kpn":
-        from . import kpn
+def names() -> list[str]:
+    """Every name ``atmlab reproduce`` accepts: ids and aliases."""
+    return [n for e in REGISTRY for n in (e.id, *e.aliases)]
 
-        return kpn.run(options, lambda msg: progress(msg))
-    if study == "97-0424":
-        from . import ubr_gr
 
-        return ubr_gr.run(options, progress)
-    if study == "expert":
-        from . import expert
+def default_replications(name: str, quick: bool = False) -> int:
+    """How many runs per configuration ``atmlab reproduce STUDY`` makes by default."""
+    return 1 if quick else entry(name).default_replications
 
-        return expert.run(options, progress)
-    if study == "bundling":
-        from . import bundling
 
-        return bundling.run(options, progress)
-    raise KeyError(study)
+def run(name: str, options: Options, progress: Progress) -> Reproduction:
+    """Reproduces study `name` (an id or an alias)."""
+    from .kit import reproduce
+
+    e = entry(name)
+    module = importlib.import_module(e.module)
+    study = getattr(module, "STUDY", None)
+    if study is not None and not isinstance(study, str):
+        return reproduce(e, study, options, progress)
+    return module.run(options, progress)  # type: ignore[no-any-return]  # a study not yet on the kit

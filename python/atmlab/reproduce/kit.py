@@ -1,0 +1,587 @@
+"""The reproduction kit: what every study of ``atmlab reproduce`` stands on.
+
+A study (:class:`Study`) says what it runs and how it compares: the
+:class:`Grid` s of scenario points it runs, how to measure one run
+(:meth:`Study.measure`), the published values it compares with
+(:meth:`Study.published`: one :class:`Published` per value, with its
+:class:`Tolerance`), its prose claims (:meth:`Study.claims`) and its
+figures. :func:`reproduce` does the rest, the same way for every study:
+
+1. every grid becomes a :class:`atmlab.Sweep`, run into the results
+   database (so an interrupted reproduction resumes, and ``--replications``
+   repeats each point with independent random streams);
+2. every stored run is measured: one row of ``runs`` per run (its
+   configuration, replication and quantities);
+3. the replications of a configuration are aggregated: one row of
+   ``points`` per configuration, with each quantity's mean, the half-width
+   of its 95 % Student-t confidence interval (``<q>_ci95``) and the number of
+   runs (``replications``);
+4. the published values are joined with the points: the comparison table,
+   one row per published value, with the same columns for every study
+   (:data:`COMPARISON_COLUMNS`);
+5. the claims are evaluated on the points: the claims table
+   (:data:`CLAIM_COLUMNS`);
+6. CSVs (``<id>.csv`` with every point, ``<id>_comparison.csv``,
+   ``<id>_claims.csv``) and the figures are written, and a
+   :class:`Reproduction` goes back to the command line.
+
+A run's configuration is found from its scenario hash (the sweep's own
+points, with the parameters as written), never by re-reading swept values.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+import pandas as pd
+
+from .. import quantity
+from ..result import Result
+from ..stats import summarize
+from ..store import DEFAULT_DB, Store
+from ..sweep import Progress as SweepProgress, Sweep
+
+# ------------------------------------------------------------ what a study says
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Points of one scenario template.
+
+    ``template`` is a scenario with ``[params]``; ``sweep`` is what its
+    ``[sweep]`` would be (lists, ranges, ``zip`` groups); ``labels`` are
+    columns every point of the grid gets (the published table its rows
+    belong to, a configuration's name); ``duration``, if given, replaces the
+    template's simulated time (the short runs of ``--quick``).
+    """
+
+    name: str
+    template: Mapping[str, Any]
+    sweep: Mapping[str, Any] = field(default_factory=dict)
+    labels: Mapping[str, Any] = field(default_factory=dict)
+    duration: str | None = None
+
+
+ToleranceKind = Literal["absolute", "relative", "factor", "at_least", "at_most"]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a simulated value may be from the published one.
+
+    * ``absolute(d)``: ``|simulated - published| <= d`` (``d = 0``: exact);
+    * ``relative(r)``: ``|simulated - published| <= r |published|``;
+    * ``factor(f)``: ``published / f <= simulated <= published * f``;
+    * ``at_least(d)`` / ``at_most(d)``: the published value is a bound the
+      simulation must reach: ``simulated >= published - d`` (or ``<=``).
+    """
+
+    kind: ToleranceKind
+    value: float = 0.0
+
+    @classmethod
+    def absolute(cls, d: float) -> Tolerance:
+        return cls("absolute", d)
+
+    @classmethod
+    def exact(cls) -> Tolerance:
+        return cls("absolute", 0.0)
+
+    @classmethod
+    def relative(cls, r: float) -> Tolerance:
+        return cls("relative", r)
+
+    @classmethod
+    def factor(cls, f: float) -> Tolerance:
+        return cls("factor", f)
+
+    @classmethod
+    def at_least(cls, d: float = 0.0) -> Tolerance:
+        return cls("at_least", d)
+
+    @classmethod
+    def at_most(cls, d: float = 0.0) -> Tolerance:
+        return cls("at_most", d)
+
+    def holds(self, published: float, simulated: float) -> bool | None:
+        """Whether `simulated` is within the tolerance (``None`` if either is missing)."""
+        if _missing(published) or _missing(simulated):
+            return None
+        eps = 1e-9 * max(1.0, abs(published))  # a value printed exactly is within "exact"
+        match self.kind:
+            case "absolute":
+                return abs(simulated - published) <= self.value + eps
+            case "relative":
+                return abs(simulated - published) <= self.value * abs(published) + eps
+            case "factor":
+                lo, hi = sorted((published / self.value, published * self.value))
+                return lo - eps <= simulated <= hi + eps
+            case "at_least":
+                return simulated >= published - self.value - eps
+            case "at_most":
+                return simulated <= published + self.value + eps
+        raise AssertionError(self.kind)
+
+    def __str__(self) -> str:
+        match self.kind:
+            case "absolute":
+                return "exact" if self.value == 0 else f"+/-{self.value:g}"
+            case "relative":
+                return f"+/-{self.value * 100:g} %"
+            case "factor":
+                return f"x/ {self.value:g}"
+            case "at_least":
+                return ">= published" + (f" - {self.value:g}" if self.value else "")
+            case "at_most":
+                return "<= published" + (f" + {self.value:g}" if self.value else "")
+        raise AssertionError(self.kind)
+
+
+@dataclass(frozen=True)
+class Published:
+    """One value the study publishes: ``quantity`` (a column of the points)
+    at the configuration ``config`` (columns of the points and their
+    values), with the tolerance atmlab compares it with."""
+
+    quantity: str
+    value: float
+    config: Mapping[str, Any]
+    tolerance: Tolerance
+    unit: str = ""
+    source: str = ""  # where in the study: "Table 1", "s7.5.6"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A prose statement of the study, checked on the points.
+
+    ``measure`` says what atmlab computes, ``threshold`` the bound it must
+    meet and ``basis`` where that bound comes from (the study's words, a
+    standard, atmlab's reading of a qualitative word); ``value`` is the
+    simulated value and ``holds`` the verdict (``None``: the configurations
+    it needs were not run)."""
+
+    claim: str
+    statement: str
+    measure: str
+    threshold: str
+    value: float | str | None
+    holds: bool | None
+    basis: str = ""
+    note: str = ""
+
+
+class Study(Protocol):
+    """What a study module provides (as its ``STUDY``); see the module docs.
+    Its id, aliases, title and document are in the registry
+    (:mod:`atmlab.reproduce`)."""
+
+    def grids(self, quick: bool) -> Sequence[Grid]:
+        """The grids of scenario points the study runs (``quick``: a small
+        subset with short runs, for smoke tests)."""
+        ...
+
+    def configuration(self, grid: Grid, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The configuration columns of a point: its grid's labels and its
+        swept parameters (typed: quantities in base units), named as the
+        study's tables name them."""
+        ...
+
+    def measure(self, result: Result, config: Mapping[str, Any]) -> dict[str, float]:
+        """The quantities of one run."""
+        ...
+
+    def published(self) -> Sequence[Published]:
+        """Every published value the study compares with."""
+        ...
+
+    def claims(self, points: pd.DataFrame) -> Sequence[Claim]:
+        """The study's prose claims, evaluated on the points."""
+        ...
+
+    def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> Sequence[Path]:
+        """The study's figures, written into `folder`."""
+        ...
+
+
+class StudyBase:
+    """Defaults for the optional parts of a :class:`Study`."""
+
+    quick_note: ClassVar[str] = "--quick: short runs on a subset; not comparable with the published values."
+
+    def configuration(self, grid: Grid, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {**grid.labels, **{k: quantity.value(quantity.parse(v)) for k, v in params.items()}}
+
+    def published(self) -> Sequence[Published]:
+        return []
+
+    def claims(self, points: pd.DataFrame) -> Sequence[Claim]:
+        return []
+
+    def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> Sequence[Path]:
+        return []
+
+    def derive(self, points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+        """Columns computed from the aggregated points (and the runs), added
+        after aggregation (default: none)."""
+        return points
+
+    def views(self, result: StudyResult) -> list[tuple[str, pd.DataFrame]]:
+        """Further tables to print (default: none)."""
+        return []
+
+
+# ------------------------------------------------------------ running a study
+
+
+class Progress(Protocol):
+    """Called with a message and, when known, runs done and runs in total."""
+
+    def __call__(self, message: str, done: int | None = None, total: int | None = None) -> None: ...
+
+
+@dataclass
+class Options:
+    """What the command line asked for."""
+
+    out: Path
+    quick: bool = False
+    replications: int = 1
+    db: Path = DEFAULT_DB
+    jobs: int | None = None
+    seed: int | None = None
+
+    def csv_path(self, default_name: str) -> Path:
+        """``--out`` may name the CSV or the folder for everything."""
+        return self.out if self.out.suffix == ".csv" else self.out / default_name
+
+    @property
+    def folder(self) -> Path:
+        return self.out.parent if self.out.suffix == ".csv" else self.out
+
+
+@dataclass
+class SweepsRun:
+    """What :func:`run_sweeps` did."""
+
+    interrupted: bool = False
+    failures: list[str] = field(default_factory=list)
+
+
+def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Progress) -> SweepsRun:
+    """Runs a reproduction's sweeps in turn (``(label, sweep)`` pairs) into
+    ``options.db``, with one progress count over all of them; runs already
+    in the database are skipped, so an interrupted reproduction resumes.
+    Stops at the first interrupted sweep."""
+    total = sum(len(s.points) * s.replications for _, s in plan)
+    done = 0
+    failures: list[str] = []
+    for label, sweep in plan:
+        base = done
+
+        def tick(p: SweepProgress, label: str = label, base: int = base) -> None:
+            progress(f"{label}: {p.done + p.skipped}/{p.total + p.skipped}", base + p.skipped + p.done, total)
+
+        outcome = sweep.run(options.db, jobs=options.jobs, progress=tick)
+        done = base + len(sweep.points) * sweep.replications
+        failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
+        if outcome.interrupted:
+            return SweepsRun(True, failures)
+    return SweepsRun(False, failures)
+
+
+COMPARISON_COLUMNS = ("source", "quantity", "published", "simulated", "ci95", "replications", "tolerance", "unit",
+                      "holds", "note")
+CLAIM_COLUMNS = ("claim", "statement", "measure", "threshold", "value", "holds", "basis", "note")
+
+
+@dataclass
+class StudyResult:
+    """Everything a reproduction measured, before it is written out."""
+
+    runs: pd.DataFrame  # one row per run: configuration, replication, quantities, cell_hops, wall_s
+    points: pd.DataFrame  # one row per configuration: means, <q>_ci95, replications
+    comparison: pd.DataFrame  # one row per published value that was run (COMPARISON_COLUMNS after the config)
+    claims: pd.DataFrame  # one row per claim (CLAIM_COLUMNS)
+    config_columns: list[str]
+    quantities: list[str]
+
+
+@dataclass
+class Agreement:
+    """How a reproduction agrees with its study, in numbers."""
+
+    published: int = 0  # published values the study compares with
+    compared: int = 0  # of those, run here
+    within: int = 0  # of those, within their tolerance
+    claims: int = 0  # claims evaluated
+    held: int = 0  # of those, held
+    runs: int = 0
+    cell_hops: float = 0.0
+    run_wall_s: float = 0.0  # the runs' own time (one core each)
+    wall_s: float = 0.0  # the reproduction's wall time, this command
+
+    def line(self) -> str:
+        parts = []
+        if self.published:
+            parts.append(f"{self.within} of {self.compared} published values within tolerance"
+                         + (f" ({self.published - self.compared} not run)" if self.compared < self.published else ""))
+        if self.claims:
+            parts.append(f"{self.held} of {self.claims} claims hold")
+        return "; ".join(parts) or "nothing to compare"
+
+    def speed(self) -> str:
+        rate = (f"{self.cell_hops / self.run_wall_s / 1e6:.1f} M cell-hops per second per core"
+                if self.run_wall_s > 0 else "no timing")
+        return f"{self.runs} runs, {self.cell_hops:.3g} cell-hops in {self.run_wall_s:.0f} s of run time: {rate}"
+
+
+@dataclass
+class Reproduction:
+    """What a reproduction produced, for the command line."""
+
+    title: str
+    table: pd.DataFrame
+    files: list[Path] = field(default_factory=list)
+    summary: str = ""
+    extra: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    interrupted: bool = False
+    failures: list[str] = field(default_factory=list)  # runs that failed (their rows are missing)
+    agreement: Agreement = field(default_factory=Agreement)
+
+    @classmethod
+    def stopped(cls, study: str) -> Reproduction:
+        """An interrupted reproduction (its finished runs are in the database)."""
+        return cls(title=f"{study}: interrupted", table=pd.DataFrame(), interrupted=True)
+
+
+def sweep_of(grid: Grid, options: Options, quick_duration: str | None = None) -> Sweep:
+    """The sweep of a grid."""
+    import copy
+
+    t = copy.deepcopy(dict(grid.template))
+    t["sweep"] = copy.deepcopy(dict(grid.sweep))
+    duration = grid.duration or quick_duration
+    if duration:
+        t.setdefault("simulation", {})["duration"] = duration
+    return Sweep(t, replications=options.replications, seed=options.seed)
+
+
+def measure_runs(study: Study, plan: Sequence[tuple[Grid, Sweep]], options: Options) -> pd.DataFrame:
+    """One row per stored run of the plan: configuration, replication, the
+    study's quantities, and the run's cell-hops and wall time. Only the
+    replications this command asks for (not extra ones stored by an
+    earlier command with more)."""
+    rows: list[dict[str, Any]] = []
+    with Store(options.db) as store:
+        for grid, sweep in plan:
+            by_hash = {p.scenario_hash: p for p in sweep.points}
+            runs = sweep.results(options.db, status="ok")
+            if runs.empty:
+                continue
+            runs = runs[runs.replication < sweep.replications]
+            for r in runs.itertuples(index=False):
+                point = by_hash[r.scenario_hash]
+                config = study.configuration(grid, point.params)
+                result = store.result(int(r.run_id))
+                rows.append({**config, "replication": int(r.replication), **study.measure(result, config),
+                             "cell_hops": result.cell_hops, "wall_s": float(r.wall_s)})
+    return pd.DataFrame(rows)
+
+
+def aggregate(runs: pd.DataFrame, config_columns: list[str], quantities: list[str]) -> pd.DataFrame:
+    """One row per configuration (in the order first run): the number of
+    runs, and per quantity its mean and 95 % CI half-width."""
+    if runs.empty:
+        return pd.DataFrame(columns=[*config_columns, "replications"])
+    rows = []
+    for key, g in runs.groupby(config_columns, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(config_columns, key, strict=True))
+        row["replications"] = len(g)
+        for q in quantities:
+            s = summarize(g[q].tolist())
+            row[q], row[f"{q}_ci95"] = s.mean, s.ci
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _norm(v: Any) -> Any:
+    """A configuration value as the join compares it: numbers by value
+    (``5``, ``5.0`` and ``numpy.int64(5)`` are one), text as it is."""
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return v
+    return float(f"{float(v):.12g}")
+
+
+def compare(published: Iterable[Published], points: pd.DataFrame) -> pd.DataFrame:
+    """The comparison table: one row per published value whose
+    configuration was run, its configuration columns first, then
+    :data:`COMPARISON_COLUMNS`."""
+    records = points.to_dict("records") if not points.empty else []
+    indexes: dict[tuple[str, ...], dict[tuple[Any, ...], dict[str, Any]]] = {}
+    rows = []
+    for p in published:
+        keys = tuple(sorted(p.config))
+        index = indexes.get(keys)
+        if index is None:  # the points by the values of these configuration columns
+            index = indexes[keys] = {}
+            for rec in records:
+                index.setdefault(tuple(_norm(rec.get(k)) for k in keys), rec)
+        point = index.get(tuple(_norm(p.config[k]) for k in keys))
+        if point is None or p.quantity not in point:
+            continue  # not run (--quick, or a run that failed)
+        sim = point[p.quantity]
+        rows.append({**p.config, "source": p.source, "quantity": p.quantity, "published": p.value,
+                     "simulated": sim, "ci95": point.get(f"{p.quantity}_ci95", math.nan),
+                     "replications": point.get("replications"), "tolerance": str(p.tolerance), "unit": p.unit,
+                     "holds": p.tolerance.holds(p.value, sim), "note": p.note})
+    return pd.DataFrame(rows)
+
+
+def claims_table(claims: Iterable[Claim]) -> pd.DataFrame:
+    return pd.DataFrame([{c: getattr(k, c) for c in CLAIM_COLUMNS} for k in claims], columns=list(CLAIM_COLUMNS))
+
+
+def evaluate(study: Study, runs: pd.DataFrame, config_columns: list[str]) -> StudyResult:
+    """Points, comparison and claims from the measured runs."""
+    meta = {"replication", "cell_hops", "wall_s"}
+    quantities = [c for c in runs.columns if c not in config_columns and c not in meta]
+    points = aggregate(runs, config_columns, quantities)
+    derive = getattr(study, "derive", None)
+    if derive is not None:
+        points = derive(points, runs)
+    comparison = compare(study.published(), points)
+    claims = claims_table(study.claims(points))
+    return StudyResult(runs, points, comparison, claims, config_columns, quantities)
+
+
+def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) -> Reproduction:
+    """Runs `study` (see the module docs) and writes its CSVs and figures."""
+    t0 = time.perf_counter()
+    folder = options.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = [(g, sweep_of(g, options)) for g in study.grids(options.quick)]
+    ran = run_sweeps([(g.name, s) for g, s in plan], options, progress)
+    if ran.interrupted:
+        return Reproduction.stopped(entry.id)
+    runs = measure_runs(study, plan, options)
+    config_columns = _config_columns(study, plan)
+    res = evaluate(study, runs, config_columns)
+
+    csv = options.csv_path(f"{entry.id}.csv")
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    res.points.to_csv(csv, index=False)
+    files = [csv]
+    if not res.comparison.empty:
+        files.append(_write(res.comparison, csv.with_name(f"{entry.id}_comparison.csv")))
+    if not res.claims.empty:
+        files.append(_write(res.claims, csv.with_name(f"{entry.id}_claims.csv")))
+    files += list(study.figures(res.points, res.comparison, folder))
+
+    agreement = _agreement(study, res, runs)
+    agreement.wall_s = time.perf_counter() - t0
+    lines = [agreement.line(), agreement.speed(), f"{len(res.points)} configurations in {csv}"]
+    if options.quick:
+        lines.insert(0, getattr(study, "quick_note", StudyBase.quick_note))
+    views = study.views(res) if hasattr(study, "views") else []
+    table, extra = _display(res)
+    return Reproduction(title=f"{entry.id}: {entry.title}", table=table, files=files,
+                        summary="\n".join(lines), extra=[*extra, *views],
+                        failures=ran.failures, agreement=agreement)
+
+
+def _config_columns(study: Study, plan: Sequence[tuple[Grid, Sweep]]) -> list[str]:
+    """The configuration columns, in the order the study's configuration
+    gives them (the union over its grids)."""
+    cols: list[str] = []
+    for grid, sweep in plan:
+        params = sweep.points[0].params if sweep.points else {}
+        for c in study.configuration(grid, params):
+            if c not in cols:
+                cols.append(c)
+    return cols
+
+
+def _agreement(study: Study, res: StudyResult, runs: pd.DataFrame) -> Agreement:
+    comp = res.comparison
+    evaluated = res.claims[res.claims["holds"].notna()] if not res.claims.empty else res.claims
+    return Agreement(
+        published=len(list(study.published())),
+        compared=len(comp),
+        within=int((comp["holds"] == True).sum()) if not comp.empty else 0,  # noqa: E712 (object column)
+        claims=len(evaluated),
+        held=int((evaluated["holds"] == True).sum()) if not evaluated.empty else 0,  # noqa: E712
+        runs=len(runs),
+        cell_hops=float(runs["cell_hops"].sum()) if not runs.empty else 0.0,
+        run_wall_s=float(runs["wall_s"].sum()) if not runs.empty else 0.0,
+    )
+
+
+MAX_PRINTED_ROWS = 60
+
+
+def _display(res: StudyResult) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]:
+    """The comparison as printed: every row when it is short, else the
+    agreement per source and quantity (the CSV has every row); and the
+    claims."""
+    comp, extra = res.comparison, []
+    if len(comp) > MAX_PRINTED_ROWS:
+        grouped = comp.groupby(["source", "quantity", "tolerance"], sort=False)
+        table = grouped.agg(compared=("holds", "size"), within=("holds", lambda h: int((h == True).sum())),  # noqa: E712
+                            median_abs_diff=("simulated", lambda s: float(
+                                (s - comp.loc[s.index, "published"]).abs().median()))).reset_index()
+    else:
+        table = comp
+    table = table.dropna(axis=1, how="all")  # the printout shows what there is (the CSV has every column)
+    table = table.loc[:, [c for c in table.columns if not (table[c].astype(str) == "").all()]]
+    if not res.claims.empty:
+        extra.append(("claims", res.claims[["claim", "statement", "threshold", "value", "holds"]]))
+    return table, extra
+
+
+def _write(df: pd.DataFrame, path: Path) -> Path:
+    df.to_csv(path, index=False)
+    return path
+
+
+# ------------------------------------------------------------ the registry
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A study in the registry: its id (the command-line name, the module
+    ``atmlab.reproduce.<id with _>``, the docs page
+    ``docs/reproductions/<id>.md``, the reference tables'
+    ``data/reference/<id>/``), other names it answers to (the document
+    number), a one-line title, the source document, and the replications
+    per configuration when the command line gives none."""
+
+    id: str
+    title: str
+    document: str
+    aliases: tuple[str, ...] = ()
+    default_replications: int = 1
+
+    @property
+    def module(self) -> str:
+        return f"atmlab.reproduce.{self.id.replace('-', '_')}"
+
+    def load(self) -> Study:
+        import importlib
+
+        return importlib.import_module(self.module).STUDY  # type: ignore[no-any-return]
+
+

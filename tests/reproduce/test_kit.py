@@ -1,0 +1,122 @@
+"""The reproduction kit, end to end on a toy study: two points, one
+published value, one claim; and the rules the comparison follows."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pandas as pd
+import pytest
+
+from atmlab.reproduce import REGISTRY, entry, names
+from atmlab.reproduce.kit import (
+    COMPARISON_COLUMNS,
+    Claim,
+    Entry,
+    Grid,
+    Options,
+    Published,
+    StudyBase,
+    Tolerance,
+    compare,
+    reproduce,
+)
+
+from conftest import TWO_HOSTS
+
+# 80-byte voice datagrams every 10 ms: 64 kbit/s of user data; every 5 ms: 128.
+PUBLISHED_KBPS = 64.0
+
+
+class Toy(StudyBase):
+    """One grid of two points (the voice interval), the throughput measured."""
+
+    def grids(self, quick: bool) -> list[Grid]:
+        t = copy.deepcopy(TWO_HOSTS)
+        t["params"] = {"interval": "10 ms"}
+        t["apps"][0]["interval"] = "{interval}"
+        return [Grid("voice", t, {"interval": ["10 ms", "5 ms"]}, labels={"table": "T1"})]
+
+    def measure(self, result, config):
+        return {"throughput_kbps": float(result.udp_flows.loc["voice", "throughput_bps"]) / 1e3}
+
+    def published(self):
+        return [Published("throughput_kbps", PUBLISHED_KBPS, {"table": "T1", "interval": 0.01},
+                          Tolerance.relative(0.05), unit="kbit/s", source="Table T1")]
+
+    def claims(self, points):
+        by = dict(zip(points["interval"], points["throughput_kbps"], strict=True))
+        ratio = by[0.005] / by[0.01]
+        return [Claim("K1", "Halving the interval doubles the throughput", "throughput at 5 ms / at 10 ms",
+                      "2 +/- 0.01", f"{ratio:.4f}", abs(ratio - 2) <= 0.01, "arithmetic of a constant-rate source")]
+
+
+def test_a_toy_study_runs_end_to_end(tmp_path):
+    e = Entry("toy", "a toy study", "no document")
+    options = Options(out=tmp_path / "out", db=tmp_path / "r.sqlite", jobs=1, replications=2)
+    rep = reproduce(e, Toy(), options, lambda *a: None)
+    assert not rep.failures and not rep.interrupted
+    points = pd.read_csv(tmp_path / "out" / "toy.csv")
+    # Two configurations (the swept interval, typed: seconds), two runs each.
+    assert list(points["interval"]) == [0.01, 0.005] and (points["replications"] == 2).all()
+    assert {"throughput_kbps", "throughput_kbps_ci95"} <= set(points.columns)
+    comp = pd.read_csv(tmp_path / "out" / "toy_comparison.csv")
+    assert len(comp) == 1 and set(COMPARISON_COLUMNS) <= set(comp.columns)
+    row = comp.iloc[0]
+    # The first datagram goes at start + a random jitter < 10 ms; in 1 s that is 100 or 99 datagrams.
+    assert row["published"] == PUBLISHED_KBPS and 63.0 <= row["simulated"] <= 64.0
+    assert bool(row["holds"]) and row["tolerance"] == "+/-5 %" and row["unit"] == "kbit/s"
+    assert row["replications"] == 2 and row["ci95"] >= 0
+    claims = pd.read_csv(tmp_path / "out" / "toy_claims.csv")
+    assert list(claims["claim"]) == ["K1"] and bool(claims["holds"].iloc[0])
+    a = rep.agreement
+    assert (a.published, a.compared, a.within, a.claims, a.held, a.runs) == (1, 1, 1, 1, 1, 4)
+    assert "1 of 1 published values within tolerance; 1 of 1 claims hold" in rep.summary
+
+
+def test_a_published_value_that_misses_says_no(tmp_path):
+    class Strict(Toy):
+        def published(self):
+            return [Published("throughput_kbps", 80.0, {"table": "T1", "interval": 0.01}, Tolerance.relative(0.05))]
+
+    rep = reproduce(Entry("strict", "t", "d"), Strict(), Options(out=tmp_path, db=tmp_path / "r.sqlite", jobs=1),
+                    lambda *a: None)
+    assert (rep.agreement.compared, rep.agreement.within) == (1, 0)
+
+
+@pytest.mark.parametrize(("tolerance", "published", "simulated", "holds"), [
+    (Tolerance.absolute(0.1), 0.5, 0.6, True),
+    (Tolerance.absolute(0.1), 0.5, 0.61, False),
+    (Tolerance.exact(), 121, 121, True),
+    (Tolerance.exact(), 121, 122, False),
+    (Tolerance.relative(0.1), 200, 180, True),
+    (Tolerance.relative(0.1), 200, 179, False),
+    (Tolerance.factor(1.5), 1000, 1500, True),
+    (Tolerance.factor(1.5), 1000, 666, False),
+    (Tolerance.factor(1.5), 1000, 667, True),
+    (Tolerance.at_least(), 100, 100, True),
+    (Tolerance.at_least(), 100, 99, False),
+    (Tolerance.at_most(1), 100, 101, True),
+    (Tolerance.absolute(0.1), 0.5, math.nan, None),
+])
+def test_tolerances(tolerance, published, simulated, holds):
+    assert tolerance.holds(published, simulated) is holds
+
+
+def test_a_published_value_is_found_by_value_whatever_the_number_type():
+    points = pd.DataFrame([{"n": 5, "gr": 0.1, "policy": "epd", "q": 1.0}])
+    pub = [Published("q", 1.0, {"n": 5.0, "gr": 0.1, "policy": "epd"}, Tolerance.exact()),
+           Published("q", 1.0, {"n": 15, "gr": 0.1, "policy": "epd"}, Tolerance.exact())]
+    comp = compare(pub, points)
+    assert len(comp) == 1 and bool(comp["holds"].iloc[0])
+
+
+def test_one_registry_one_id_per_study_with_aliases():
+    ids = [e.id for e in REGISTRY]
+    assert len(set(ids)) == len(ids) and set(names()) >= set(ids) | {"97-0424"}
+    for e in REGISTRY:
+        assert entry(e.id) is e
+        assert e.module == f"atmlab.reproduce.{e.id.replace('-', '_')}"
+    with pytest.raises(KeyError):
+        entry("no-such-study")
