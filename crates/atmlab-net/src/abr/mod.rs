@@ -1,0 +1,26 @@
+//! ABR: the Available Bit Rate service (ATM Forum TM 4.0): sources whose
+//! rate a switch sets explicitly with resource-management (RM) cells.
+//!
+//! Every part is a sans-I/O state machine (no events, no cells moved): the
+//! simulation (`sim/abr.rs`) feeds them what happens and acts on what they
+//! return, as it does with TCP.
+//!
+//! * [`rm`]: the fields of an RM cell, and the 16-bit rate format of I.371;
+//! * [`source`]: the source end system, rules 1-13 (ACR, in-rate FRMs every
+//!   Nrm cells, use-it-or-lose-it, missing feedback, out-of-rate FRMs);
+//! * [`destination`]: the destination end system (FRM turnaround, CI from
+//!   EFCI);
+//! * [`erica`]: the ERICA and ERICA+ explicit-rate switch algorithms of one
+//!   output port (averaging intervals, load factor, fair share, VC share,
+//!   max-min fix, ERICA+'s queue control), writing ER into backward RM cells.
+//!
+//! Rates are `f64` cells per second throughout (exact enough: ER and ACR are
+//! compared and multiplied, never accumulated over long runs); times are
+//! the engine's integer picoseconds.
+
+pub mod destination;
+pub mod erica;
+pub mod rm;
+pub mod source;
+
+pub use rm::{Direction, RmCell};
