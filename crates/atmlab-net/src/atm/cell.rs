@@ -74,6 +74,26 @@ impl Pti {
     pub const fn efci(self) -> bool {
         self.is_user_data() && self.0 & 0b010 != 0
     }
+    /// This user data PTI with the EFCI bit set (a congested switch marks
+    /// the cell; I.361).
+    pub const fn with_efci(self) -> Pti {
+        if self.is_user_data() { Pti(self.0 | 0b010) } else { self }
+    }
+    /// Whether this is a VC resource-management cell.
+    pub const fn is_rm(self) -> bool {
+        self.0 == Pti::RM.0
+    }
+}
+
+/// What a cell is a piece of, as the simulation keeps track of it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Carries {
+    /// One cell of the AAL5 frame (PDU) with this id.
+    Frame(PduId),
+    /// An RM cell; the id names its fields in the simulation's RM table.
+    Rm(PduId),
+    /// Nothing the receiver rebuilds: a cell source's cell, only counted.
+    Nothing,
 }
 
 /// A cell in flight or in a queue.
@@ -98,6 +118,26 @@ impl Cell {
     pub fn is_end_of_frame(&self) -> bool {
         self.pti.is_end_of_frame()
     }
+
+    /// Whether a host acts on this cell when it arrives (AAL5 on a frame's
+    /// end, the ABR end system on an RM cell): a link into a host gives such
+    /// cells an arrival event and the cells before them go with them.
+    #[inline]
+    pub fn needs_host_event(&self) -> bool {
+        self.is_end_of_frame() || self.pti.is_rm()
+    }
+
+    /// What the cell carries (decided by its PTI and PDU id).
+    #[inline]
+    pub fn carries(&self) -> Carries {
+        if self.pti.is_rm() {
+            Carries::Rm(self.pdu)
+        } else if self.pdu == PduId::NONE {
+            Carries::Nothing
+        } else {
+            Carries::Frame(self.pdu)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +155,8 @@ mod tests {
         assert!(!Pti::DATA.is_end_of_frame());
         assert!(!Pti::RM.is_end_of_frame()); // 110: not user data
         assert!(Pti(0b011).efci() && Pti(0b011).is_end_of_frame());
+        assert_eq!(Pti::DATA_EOF.with_efci(), Pti(0b011));
+        assert_eq!(Pti::RM.with_efci(), Pti::RM, "only user data carries EFCI");
+        assert!(Pti::RM.is_rm() && !Pti::DATA.is_rm());
     }
 }

@@ -10,7 +10,7 @@ mod sched;
 mod switch;
 
 pub use category::ServiceCategory;
-pub use cell::{CELL_PAYLOAD, CELL_SIZE, Cell, Pti, VcLabel};
+pub use cell::{CELL_PAYLOAD, CELL_SIZE, Carries, Cell, Pti, VcLabel};
 pub use drop_policy::{
     AdmissionRule, AdmitContext, DropPolicy, Epd, Fba, OverflowAction, Ppd, SelectiveDrop, TailDrop, Verdict,
 };

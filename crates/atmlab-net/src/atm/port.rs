@@ -265,6 +265,9 @@ pub struct PortStats {
     pub per_category: [CategoryCounts; 4],
     /// Cells queued over time (all queues; slotted mode only).
     pub occupancy: TimeAverage,
+    /// Cells queued per category over time (slotted mode only; a pipelined
+    /// port has one category, whose queue is the port's).
+    pub category_occupancy: [TimeAverage; 4],
 }
 
 /// An output port and the simplex link it drives.
@@ -306,9 +309,14 @@ pub struct Port {
     pub vcs: Vec<PortVc>,
     active_vcs: [u32; 5],
     queued: u32,
+    /// Slotted: cells queued per category.
+    category_queued: [u32; 4],
     channel: VecDeque<(SimTime, Cell)>,
     to_host: bool,
-    frame_ends: VecDeque<SimTime>,
+    /// Into a host: when the cells that need an event there arrive (frame
+    /// ends, which AAL5 acts on, and RM cells, which the ABR end system
+    /// acts on at once).
+    due: VecDeque<SimTime>,
     loss: LinkLoss,
     /// Counters.
     pub stats: PortStats,
@@ -362,9 +370,10 @@ impl Port {
             vcs: Vec::new(),
             active_vcs: [0; 5],
             queued: 0,
+            category_queued: [0; 4],
             channel: VecDeque::with_capacity(64),
             to_host: false,
-            frame_ends: VecDeque::new(),
+            due: VecDeque::new(),
             loss: LinkLoss::None,
             stats: PortStats::default(),
         }
@@ -580,6 +589,8 @@ impl Port {
                         self.queued += 1;
                         self.max_queued = self.max_queued.max(self.queued);
                         self.stats.occupancy.set(now, u64::from(self.queued));
+                        self.category_queued[c] += 1;
+                        self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
                         self.queues[cell_queue].push_back(cell);
                         if self.busy {
                             Offer::Queued { wake: None }
@@ -639,6 +650,8 @@ impl Port {
         self.pool_occ[pool] -= 1;
         self.queued -= 1;
         self.stats.occupancy.set(now, u64::from(self.queued));
+        self.category_queued[c] -= 1;
+        self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
         self.stats.cells_out += 1;
         self.last_tx = now;
 
@@ -686,6 +699,32 @@ impl Port {
         }
     }
 
+    /// Cells of `category` queued at `now` (what ERICA+ calls the port's ABR
+    /// queue, for ABR).
+    pub fn category_queued_at(&mut self, category: ServiceCategory, now: SimTime) -> u32 {
+        match self.mode {
+            PortMode::Slotted => self.category_queued[category.index()],
+            PortMode::Pipelined if self.vcs.iter().any(|v| v.category == category) => self.pipeline_queued(now),
+            PortMode::Pipelined => 0,
+        }
+    }
+
+    /// The largest queue of `category` and its time average over `[0, end]`
+    /// (call after [`settle`](Self::settle) at `end`).
+    pub fn category_queue(&self, category: ServiceCategory, end: SimTime) -> (u64, f64) {
+        let c = category.index();
+        match self.mode {
+            PortMode::Slotted => {
+                let occ = &self.stats.category_occupancy[c];
+                (occ.max(), occ.mean(end))
+            }
+            PortMode::Pipelined if self.vcs.iter().any(|v| v.category == category) => {
+                (self.max_queue(), self.mean_queue(end))
+            }
+            PortMode::Pipelined => (0, 0.0),
+        }
+    }
+
     /// Cells whose transmission started before `now` (a probe's view).
     pub fn sent_by(&mut self, now: SimTime) -> u64 {
         match self.mode {
@@ -712,8 +751,9 @@ impl Port {
     /// Puts a cell on the link. Returns the time of the arrival event the
     /// caller must schedule, if one is needed: for a link into a switch, when
     /// the cell is the new head of the link; for a link into a host, when it
-    /// ends a frame and no earlier frame end is waiting (the host's AAL5 only
-    /// acts on frame ends; the cells before one are taken with it).
+    /// ends a frame or is an RM cell and no earlier such cell is waiting (the
+    /// host's AAL5 only acts on frame ends, its ABR end system on RM cells;
+    /// the cells before one are taken with it, in order).
     #[inline]
     pub fn put_on_link(&mut self, arrival: SimTime, cell: Cell) -> Option<SimTime> {
         let was_empty = self.channel.is_empty();
@@ -721,11 +761,11 @@ impl Port {
         if !self.to_host {
             return was_empty.then_some(arrival);
         }
-        if !cell.is_end_of_frame() {
+        if !cell.needs_host_event() {
             return None;
         }
-        self.frame_ends.push_back(arrival);
-        (self.frame_ends.len() == 1).then_some(arrival)
+        self.due.push_back(arrival);
+        (self.due.len() == 1).then_some(arrival)
     }
 
     /// Takes the head cell off the link (its arrival is due).
@@ -740,16 +780,17 @@ impl Port {
         self.channel.front().map(|(t, _)| *t)
     }
 
-    /// Into a host: the frame end that was due has been taken; returns the
-    /// arrival time of the next one, if any.
+    /// Into a host: the frame end or RM cell that was due has been taken;
+    /// returns the arrival time of the next one, if any.
     #[inline]
-    pub fn next_frame_end(&mut self) -> Option<SimTime> {
-        self.frame_ends.pop_front();
-        self.frame_ends.front().copied()
+    pub fn next_due(&mut self) -> Option<SimTime> {
+        self.due.pop_front();
+        self.due.front().copied()
     }
 
     /// Into a host, at the end of a run: takes a cell that arrived before
-    /// `end` (it cannot end a frame: those have had their events).
+    /// `end` (it is neither a frame end nor an RM cell: those have had their
+    /// events).
     pub fn take_arrived_before(&mut self, end: SimTime) -> Option<Cell> {
         match self.channel.front() {
             Some((t, _)) if *t < end => self.channel.pop_front().map(|(_, c)| c),
@@ -768,7 +809,7 @@ impl Port {
     /// frame ends of a link into a host.
     pub fn cell_capacity(&self) -> u64 {
         let queues: usize = self.queues.iter().map(VecDeque::capacity).sum();
-        (queues + self.channel.capacity() + self.frame_ends.capacity()) as u64
+        (queues + self.channel.capacity() + self.due.capacity()) as u64
     }
 
     /// Slots that start strictly before `t`: the cells the port could have

@@ -9,10 +9,9 @@ use super::apps::VcEnd;
 use super::datagram::{Datagram, Endpoint};
 use super::{APP, Event, Simulation};
 use crate::aal5::{Encapsulation, Reassembler, Reassembly};
-use crate::atm::{Cell, Pti, VcLabel};
+use crate::atm::{Carries, Cell, Pti, VcLabel};
 use crate::ids::{HostId, PortId};
 use crate::ip::Fragmentation;
-use crate::pdu::PduId;
 use atmlab_engine::{Duration, SimTime};
 
 /// One VC as a host sees it: the label and port slot it sends with, and the
@@ -183,12 +182,20 @@ impl Simulation {
     pub(super) fn host_receive(&mut self, h: HostId, vc: u32, cell: Cell) {
         let host = &mut self.hosts[h.idx()];
         host.stats.cells_received += 1;
-        if cell.pdu == PduId::NONE {
-            let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
-            self.sources[sink as usize].stats.received += 1;
-            self.counts.raw_received += 1;
-            return;
+        match cell.carries() {
+            Carries::Nothing => {
+                let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
+                self.sources[sink as usize].stats.received += 1;
+                self.counts.raw_received += 1;
+                return;
+            }
+            Carries::Rm(id) => {
+                self.rm_at_host(h, vc, id);
+                return;
+            }
+            Carries::Frame(_) => self.data_cell_at_host(h, vc, cell),
         }
+        let host = &mut self.hosts[h.idx()];
         let outcome = host.vcs[vc as usize].reassembler.on_cell(&cell, &self.pdus);
         match outcome {
             Reassembly::Incomplete => {}

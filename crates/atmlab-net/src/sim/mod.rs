@@ -24,6 +24,7 @@
 //! the event queue, and each TCP timer has at most one pending event, so the
 //! queue stays small however many cells are in flight.
 
+mod abr;
 mod apps;
 mod build;
 mod datagram;
@@ -46,8 +47,8 @@ pub use guard::{DEFAULT_MAX_CELLS_HELD, Footprint};
 pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
 pub use probes::{ConnQuantity, PortQuantity, ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
-    CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts, HostResult, PortResult, RunResult, SeriesResult,
-    SimulationError, UdpFlowResult, UpcResult,
+    CategoryResult, CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts, HostResult, PortResult,
+    RunResult, SeriesResult, SimulationError, UdpFlowResult, UpcResult,
 };
 
 pub use sources::{CellSourceStats, OnOffSource};
@@ -110,6 +111,8 @@ pub struct Simulation {
     flows: Vec<UdpCbr>,
     sources: Vec<OnOffSource>,
     pdus: PduTable<Datagram>,
+    /// The fields of the RM cells in flight.
+    rms: PduTable<crate::abr::RmCell>,
     probes: Vec<probes::Probe>,
     upcs: Vec<build::Upc>,
     /// What the efficiency metric refers to.
@@ -166,6 +169,7 @@ impl Simulation {
             flows: b.flows,
             sources: b.sources,
             pdus: PduTable::new(),
+            rms: PduTable::new(),
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
             upcs: b.upcs,
             efficiency: EfficiencyRef { port: b.efficiency_port, capacity: b.efficiency_capacity },

@@ -4,9 +4,8 @@
 //! the eager hops that skip arrival events).
 
 use super::{ARRIVAL, Event, SLOT, Simulation};
-use crate::atm::{Cell, NextHop, Offer};
+use crate::atm::{Carries, Cell, NextHop, Offer};
 use crate::ids::PortId;
-use crate::pdu::PduId;
 use atmlab_engine::SimTime;
 
 impl Simulation {
@@ -37,7 +36,7 @@ impl Simulation {
             let (next, upc) = (vc.next, vc.upc);
             self.counts.cell_hops += 1;
             self.enter_switch(next, upc, arrival, cell);
-        } else if port.is_to_host() && cell.pdu == PduId::NONE && arrival < self.end {
+        } else if port.is_to_host() && cell.carries() == Carries::Nothing && arrival < self.end {
             // A cell source's cell only adds to its sink's count: it needs
             // no event, and is not kept on the link until a frame end that
             // never comes (it would pile up in memory for the whole run).
@@ -52,7 +51,7 @@ impl Simulation {
     #[inline]
     pub(super) fn on_link_arrival(&mut self, p: PortId) {
         if self.ports[p.idx()].is_to_host() {
-            // A frame end is due: take it with the cells before it.
+            // A frame end or an RM cell is due: take it with the cells before it.
             loop {
                 let (_, cell) = self.ports[p.idx()].take_arrival();
                 self.counts.cell_hops += 1;
@@ -60,11 +59,11 @@ impl Simulation {
                     unreachable!("a link into a host carries host-bound cells")
                 };
                 self.host_receive(host, vc, cell);
-                if cell.is_end_of_frame() {
+                if cell.needs_host_event() {
                     break;
                 }
             }
-            if let Some(t) = self.ports[p.idx()].next_frame_end() {
+            if let Some(t) = self.ports[p.idx()].next_due() {
                 self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
             }
             return;
@@ -113,13 +112,14 @@ impl Simulation {
         }
     }
 
-    /// A cell was dropped or lost: settle its PDU (or count a cell source's).
+    /// A cell was dropped or lost: settle its PDU or RM record (or count a
+    /// cell source's).
     #[inline]
     pub(super) fn settle_lost(&mut self, cell: Cell) {
-        if cell.pdu == PduId::NONE {
-            self.counts.raw_lost += 1;
-        } else {
-            self.pdus.settle_cell(cell.pdu);
+        match cell.carries() {
+            Carries::Frame(id) => self.pdus.settle_cell(id),
+            Carries::Rm(id) => self.rms.settle_cell(id),
+            Carries::Nothing => self.counts.raw_lost += 1,
         }
     }
 }

@@ -202,8 +202,22 @@ pub struct PortResult {
     pub mean_queue: f64,
     /// Fraction of cell slots used.
     pub utilization: f64,
-    /// Cells offered and dropped per service category (those with traffic).
-    pub categories: std::collections::BTreeMap<&'static str, crate::atm::CategoryCounts>,
+    /// Per service category (those with traffic): cells offered and
+    /// dropped, largest and mean queue.
+    pub categories: std::collections::BTreeMap<&'static str, CategoryResult>,
+}
+
+/// One service category's traffic at one port.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct CategoryResult {
+    /// Cells offered.
+    pub cells_in: u64,
+    /// Cells dropped.
+    pub dropped: u64,
+    /// Largest queue of the category, cells.
+    pub max_queue: u64,
+    /// Time-averaged queue of the category, cells.
+    pub mean_queue: f64,
 }
 
 /// One probe's time series.
@@ -472,7 +486,13 @@ impl Simulation {
                         .iter()
                         .zip(st.per_category)
                         .filter(|(_, c)| c.cells_in > 0)
-                        .map(|(cat, c)| (cat.name(), c))
+                        .map(|(cat, c)| {
+                            let (max_queue, mean_queue) = p.category_queue(*cat, self.end);
+                            (
+                                cat.name(),
+                                CategoryResult { cells_in: c.cells_in, dropped: c.dropped, max_queue, mean_queue },
+                            )
+                        })
                         .collect(),
                 }
             })
@@ -620,10 +640,10 @@ impl Simulation {
         }
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
         let raw = self.counts.raw_created - self.counts.raw_received - self.counts.raw_lost;
-        let outstanding = self.pdus.outstanding_cells() + raw;
+        let outstanding = self.pdus.outstanding_cells() + self.rms.outstanding_cells() + raw;
         if outstanding != queued + on_links {
             return Err(SimulationError::Conservation(format!(
-                "{outstanding} cells are unsettled (PDU table and cell sources) but {queued} are queued and {on_links} on links"
+                "{outstanding} cells are unsettled (PDU and RM tables, cell sources) but {queued} are queued and {on_links} on links"
             )));
         }
         Ok(())
