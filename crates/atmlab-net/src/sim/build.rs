@@ -8,7 +8,7 @@
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
-use super::sources::{CellSourceStats, OnOffSource};
+use super::sources::{CellApp, CellSource, CellSourceStats, OnOff, Pattern, Piecewise};
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
 use crate::atm::{
@@ -147,6 +147,12 @@ pub enum BuildError {
     /// An ON/OFF source with an empty ON time.
     #[error("the ON time must be longer than 0 s")]
     EmptyOn,
+    /// A piecewise source with intervals that may be empty.
+    #[error("every interval must be longer than 0 s")]
+    EmptyInterval,
+    /// Frames of no cells.
+    #[error("a frame has at least one cell")]
+    FrameCells,
     /// A packet that does not fit the MTU.
     #[error(
         "{what} of {bytes} bytes does not fit the MTU of {mtu} bytes at host {host} (fragmentation is not modelled yet)"
@@ -237,7 +243,8 @@ pub struct NetworkBuilder {
     free_from: BTreeMap<PortId, u16>,
     pub(super) conns: Vec<TcpConn>,
     pub(super) flows: Vec<UdpCbr>,
-    pub(super) sources: Vec<OnOffSource>,
+    pub(super) sources: Vec<CellSource>,
+    pub(super) cell_apps: Vec<CellApp>,
     pub(super) efficiency_capacity: EfficiencyCapacity,
     pub(super) efficiency_port: Option<PortId>,
     pub(super) event_elision: bool,
@@ -275,6 +282,7 @@ impl NetworkBuilder {
             conns: Vec::new(),
             flows: Vec::new(),
             sources: Vec::new(),
+            cell_apps: Vec::new(),
             efficiency_capacity: EfficiencyCapacity::Link,
             efficiency_port: None,
             event_elision: true,
@@ -799,7 +807,7 @@ impl NetworkBuilder {
         Ok(FlowId(self.flows.len() as u32 - 1))
     }
 
-    /// Adds an ON/OFF cell source over `vc` (see [`OnOffSource`]).
+    /// Adds an ON/OFF cell source over `vc` (see [`OnOff`]).
     pub fn add_onoff(&mut self, name: &str, vc: &VcHandle, p: OnOffParams) -> Result<u32, BuildError> {
         if p.on.is_zero() {
             return Err(BuildError::EmptyOn);
@@ -808,27 +816,66 @@ impl NetworkBuilder {
         if p.peak > link {
             return Err(BuildError::PeakAboveLink { peak: p.peak, link });
         }
+        let app = self.add_cell_app(name, vc)?;
+        self.add_cell_source(app, vc, Pattern::OnOff(OnOff::new(p.peak, p.on, p.off, p.start)), None);
+        Ok(app)
+    }
+
+    /// Adds an application of piecewise-rate cell sources over `vc`, one
+    /// per pattern, multiplexed on the VC (see [`Piecewise`]); every
+    /// `frame_cells`-th cell of each source ends a frame.
+    pub fn add_piecewise(
+        &mut self,
+        name: &str,
+        vc: &VcHandle,
+        patterns: Vec<Piecewise>,
+        frame_cells: Option<u32>,
+    ) -> Result<u32, BuildError> {
+        let link = self.ports[vc.forward[0].idx()].rate;
+        for p in &patterns {
+            if p.intervals.min().is_zero() {
+                return Err(BuildError::EmptyInterval);
+            }
+            if p.peak_bps > link.bps() as f64 {
+                let peak = BitRate::from_bps(p.peak_bps.round() as u64).unwrap_or(link);
+                return Err(BuildError::PeakAboveLink { peak, link });
+            }
+        }
+        if frame_cells == Some(0) {
+            return Err(BuildError::FrameCells);
+        }
+        let app = self.add_cell_app(name, vc)?;
+        for p in patterns {
+            self.add_cell_source(app, vc, Pattern::Piecewise(p), frame_cells);
+        }
+        Ok(app)
+    }
+
+    fn add_cell_app(&mut self, name: &str, vc: &VcHandle) -> Result<u32, BuildError> {
         self.check_fits(vc.src, "a cell", 0)?;
-        let mut source = OnOffSource {
+        let app = self.cell_apps.len() as u32;
+        self.cell_apps.push(CellApp {
             name: name.to_owned(),
             src: vc.src,
             dst: vc.dst,
-            peak: p.peak,
-            on: p.on,
-            off: p.off,
-            start: p.start,
             path: vc.forward.clone(),
+            received: 0,
+        });
+        self.hosts[vc.dst.host.idx()].vcs[vc.dst.vc as usize].cell_sink = Some(app);
+        Ok(app)
+    }
+
+    fn add_cell_source(&mut self, app: u32, vc: &VcHandle, mut pattern: Pattern, frame_cells: Option<u32>) {
+        let first = pattern.first();
+        self.sources.push(CellSource {
+            app,
+            src: vc.src,
             stats: CellSourceStats::default(),
-            clock: atmlab_engine::SlotClock::new(p.peak, atmlab_engine::CELL_BITS),
-            period: 0,
-            last: None,
+            pattern,
+            frame_cells,
+            first,
             batch: 1,
-        };
-        source.begin_period(0);
-        let id = self.sources.len() as u32;
-        self.hosts[vc.dst.host.idx()].vcs[vc.dst.vc as usize].cell_sink = Some(id);
-        self.sources.push(source);
-        Ok(id)
+        });
     }
 
     /// Finishes the network: a simulation of `duration` ready to run.

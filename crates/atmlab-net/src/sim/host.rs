@@ -24,8 +24,8 @@ pub struct HostVc {
     pub slot: u16,
     /// AAL5 receiver.
     pub reassembler: Reassembler,
-    /// The cell source whose cells arrive on this VC, if any (they are not
-    /// AAL5 frames; the host only counts them).
+    /// The application of cell sources whose cells arrive on this VC, if
+    /// any (they are no frames; the host only counts them).
     pub cell_sink: Option<u32>,
 }
 
@@ -185,7 +185,7 @@ impl Simulation {
         match cell.carries() {
             Carries::Nothing => {
                 let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
-                self.sources[sink as usize].stats.received += 1;
+                self.cell_apps[sink as usize].received += 1;
                 self.counts.raw_received += 1;
                 return;
             }

@@ -51,7 +51,7 @@ pub use results::{
     RunResult, SeriesResult, SimulationError, UdpFlowResult, UpcResult,
 };
 
-pub use sources::{CellSourceStats, OnOffSource};
+pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Pattern, Piecewise};
 
 use crate::atm::{NextHop, Port, Switch};
 use crate::ids::{ConnId, FlowId, HostId, PortId};
@@ -109,7 +109,8 @@ pub struct Simulation {
     switches: Vec<Switch>,
     conns: Vec<TcpConn>,
     flows: Vec<UdpCbr>,
-    sources: Vec<OnOffSource>,
+    sources: Vec<CellSource>,
+    cell_apps: Vec<CellApp>,
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
@@ -168,6 +169,7 @@ impl Simulation {
             conns: b.conns,
             flows: b.flows,
             sources: b.sources,
+            cell_apps: b.cell_apps,
             pdus: PduTable::new(),
             rms: PduTable::new(),
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
@@ -191,7 +193,9 @@ impl Simulation {
             }
         }
         for (i, src) in sim.sources.iter().enumerate() {
-            sim.queue.push(src.start, APP, Event::CellSource(i as u32));
+            if let Some(t) = src.first {
+                sim.queue.push(t, APP, Event::CellSource(i as u32));
+            }
         }
         for i in 0..sim.probes.len() {
             sim.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));

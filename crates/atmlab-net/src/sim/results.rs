@@ -69,7 +69,8 @@ pub struct UpcResult {
     pub discarded: u64,
 }
 
-/// One ON/OFF cell source's results.
+/// One application of cell sources (one source, or several multiplexed on
+/// its VC).
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct CellSourceResult {
     /// Application name.
@@ -79,9 +80,13 @@ pub struct CellSourceResult {
     pub src: String,
     /// Receiving host.
     pub dst: String,
-    /// Cell rate while ON, bit/s.
+    /// Sources multiplexed on its VC.
+    pub sources: u64,
+    /// The highest rate its sources may send at together, bit/s (ON/OFF:
+    /// the rate while ON).
     pub peak_bps: u64,
-    /// Nominal mean rate, bit/s.
+    /// Nominal mean rate, bit/s (ON/OFF: peak x on / period; piecewise: the
+    /// mean of its sources' rates).
     pub mean_bps: f64,
     /// Cells sent.
     pub cells_sent: u64,
@@ -401,7 +406,8 @@ impl Simulation {
             let background_bps = match self.efficiency.capacity {
                 super::EfficiencyCapacity::Link => 0.0,
                 super::EfficiencyCapacity::LeftByOnoff => {
-                    self.sources.iter().filter(|s| s.path.contains(&p)).map(|s| s.mean_bps()).sum()
+                    let crossing = |s: &&super::CellSource| self.cell_apps[s.app as usize].path.contains(&p);
+                    self.sources.iter().filter(crossing).map(|s| s.pattern.mean_bps()).sum()
                 }
             };
             EfficiencyBasis {
@@ -446,17 +452,22 @@ impl Simulation {
             .collect();
 
         let cell_sources = self
-            .sources
+            .cell_apps
             .iter()
-            .map(|s| CellSourceResult {
-                name: s.name.clone(),
-                src: host_name(s.src.host),
-                dst: host_name(s.dst.host),
-                peak_bps: s.peak.bps(),
-                mean_bps: s.mean_bps(),
-                cells_sent: s.stats.sent,
-                cells_received: s.stats.received,
-                throughput_bps: s.stats.received as f64 * 424.0 / dur,
+            .enumerate()
+            .map(|(i, a)| {
+                let mine: Vec<&super::CellSource> = self.sources.iter().filter(|s| s.app == i as u32).collect();
+                CellSourceResult {
+                    name: a.name.clone(),
+                    src: host_name(a.src.host),
+                    dst: host_name(a.dst.host),
+                    sources: mine.len() as u64,
+                    peak_bps: mine.iter().map(|s| s.pattern.peak_bps()).sum::<f64>().round() as u64,
+                    mean_bps: mine.iter().map(|s| s.pattern.mean_bps()).sum(),
+                    cells_sent: mine.iter().map(|s| s.stats.sent).sum(),
+                    cells_received: a.received,
+                    throughput_bps: a.received as f64 * 424.0 / dur,
+                }
             })
             .collect();
         let ports: Vec<PortResult> = self

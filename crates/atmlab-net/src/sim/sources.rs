@@ -1,44 +1,56 @@
-//! Cell sources: traffic that is cells, not AAL5 frames (the VBR background
-//! of the studies). Their cells carry no PDU; the sink only counts them.
+//! Cell sources: traffic that is cells, not frames an end system rebuilds
+//! (the VBR backgrounds of the studies). Their cells carry no PDU; the sink
+//! only counts them. A source sends in one of two patterns:
+//!
+//! * [`OnOff`]: the peak rate during each ON period, nothing during OFF
+//!   (97-0424's VBR, 97-0177R2's ON-OFF comparison);
+//! * [`Piecewise`]: a constant rate per interval, from a sequence of rates
+//!   and a distribution of interval lengths (97-0177R2's MPEG-2 transport
+//!   streams: a long-range dependent rate per inter-MPCR interval).
+//!
+//! A source may mark every `frame_cells`-th cell as the end of an AAL5
+//! frame (two 188-byte TS packets per PDU are 8 cells), so that frame-aware
+//! drop policies see frames; the sink still only counts cells.
 
 use super::apps::VcEnd;
 use super::{APP, Event, Simulation};
 use crate::atm::{Cell, Pti};
 use crate::ids::PortId;
 use crate::pdu::PduId;
-use atmlab_engine::{BitRate, CELL_BITS, Duration, SimTime, SlotClock};
+use atmlab_engine::{BitRate, CELL_BITS, Duration, SimRng, SimTime, SlotClock};
 
-/// An ON/OFF cell source (the VBR background of 97-0424): during each ON
-/// period it sends cells at its peak rate, cell `k` exactly `k * 424 / peak`
-/// after the period began; nothing during OFF. Periods start at exactly
-/// `start + j * (on + off)`, ON first. It never sends faster than its peak:
-/// when the OFF time is shorter than a cell time at the peak rate, a
-/// period's first cell waits until a cell time after the last one (and
-/// periods too short to hold a cell then are skipped).
+/// An application of cell sources: one source, or several multiplexed on
+/// its VC (97-0177R2's nine video streams on one VBR VC). The sink cannot
+/// tell their cells apart: results are per application.
 #[derive(Clone, Debug)]
-pub struct OnOffSource {
+pub struct CellApp {
     /// The application's name in the scenario.
     pub name: String,
     /// The sender's end.
     pub src: VcEnd,
     /// The receiver's end.
     pub dst: VcEnd,
-    /// Cell rate while ON.
-    pub peak: BitRate,
-    /// ON time of each period.
-    pub on: Duration,
-    /// OFF time of each period.
-    pub off: Duration,
-    /// Start of the first ON period.
-    pub start: SimTime,
     /// The output ports its cells cross (for the efficiency reference).
     pub path: Vec<PortId>,
+    /// Cells received at the sink.
+    pub received: u64,
+}
+
+/// A cell source.
+#[derive(Clone, Debug)]
+pub struct CellSource {
+    /// The application it belongs to (an index into the cell applications).
+    pub app: u32,
+    /// The sender's end.
+    pub src: VcEnd,
     /// Counters.
     pub stats: CellSourceStats,
-    pub(crate) clock: SlotClock,
-    pub(crate) period: u64,
-    /// When the last cell was sent.
-    pub(crate) last: Option<SimTime>,
+    /// When it sends.
+    pub pattern: Pattern,
+    /// Every this many cells, one ends a frame (`None`: no frame marks).
+    pub frame_cells: Option<u32>,
+    /// When its first cell is due (`None`: it never sends).
+    pub first: Option<SimTime>,
     /// Cells handed to the adapter per event (1 unless the source is the
     /// only sender on its host; see `Simulation::plan`).
     pub(crate) batch: u32,
@@ -49,11 +61,81 @@ pub struct OnOffSource {
 pub struct CellSourceStats {
     /// Cells sent.
     pub sent: u64,
-    /// Cells received at the sink.
-    pub received: u64,
 }
 
-impl OnOffSource {
+/// How a cell source sends.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// ON/OFF at a peak rate.
+    OnOff(OnOff),
+    /// A constant rate per interval.
+    Piecewise(Piecewise),
+}
+
+impl Pattern {
+    /// When the first cell is due (`None`: never).
+    pub(crate) fn first(&mut self) -> Option<SimTime> {
+        match self {
+            Pattern::OnOff(p) => p.begin_period(0),
+            Pattern::Piecewise(p) => p.begin_interval(p.start),
+        }
+    }
+
+    /// After a cell: when the next one is due.
+    pub(crate) fn next_cell(&mut self) -> Option<SimTime> {
+        match self {
+            Pattern::OnOff(p) => p.next_cell(),
+            Pattern::Piecewise(p) => p.next_cell(),
+        }
+    }
+
+    /// The highest rate it sends at, bit/s.
+    pub fn peak_bps(&self) -> f64 {
+        match self {
+            Pattern::OnOff(p) => p.peak.bps() as f64,
+            Pattern::Piecewise(p) => p.peak_bps,
+        }
+    }
+
+    /// The mean rate it is set up for, bit/s (ON/OFF: `peak * on / (on +
+    /// off)`; piecewise: the mean of its rates, weighted by the mean interval).
+    pub fn mean_bps(&self) -> f64 {
+        match self {
+            Pattern::OnOff(p) => p.mean_bps(),
+            Pattern::Piecewise(p) => p.mean_bps(),
+        }
+    }
+}
+
+/// An ON/OFF pattern: during each ON period cells at the peak rate, cell
+/// `k` exactly `k * 424 / peak` after the period began; nothing during OFF.
+/// Periods start at exactly `start + j * (on + off)`, ON first. It never
+/// sends faster than its peak: when the OFF time is shorter than a cell
+/// time at the peak rate, a period's first cell waits until a cell time
+/// after the last one (and periods too short to hold a cell then are
+/// skipped).
+#[derive(Clone, Debug)]
+pub struct OnOff {
+    /// Cell rate while ON.
+    pub peak: BitRate,
+    /// ON time of each period.
+    pub on: Duration,
+    /// OFF time of each period.
+    pub off: Duration,
+    /// Start of the first ON period.
+    pub start: SimTime,
+    clock: SlotClock,
+    period: u64,
+    /// When the last cell was sent.
+    last: Option<SimTime>,
+}
+
+impl OnOff {
+    /// A pattern of `peak` rate, `on` and `off` times, from `start`.
+    pub fn new(peak: BitRate, on: Duration, off: Duration, start: SimTime) -> OnOff {
+        OnOff { peak, on, off, start, clock: SlotClock::new(peak, CELL_BITS), period: 0, last: None }
+    }
+
     /// The mean rate, `peak * on / (on + off)`, bit/s.
     pub fn mean_bps(&self) -> f64 {
         let period = (self.on + self.off).as_ps() as f64;
@@ -67,7 +149,7 @@ impl OnOffSource {
 
     /// Positions the cell clock at the first cell of period `j`, or of the
     /// first later period with ON time left a cell time after the last cell.
-    pub(crate) fn begin_period(&mut self, j: u64) -> Option<SimTime> {
+    fn begin_period(&mut self, j: u64) -> Option<SimTime> {
         let mut j = j;
         let mut t = self.period_start(j)?;
         if let Some(earliest) = self.last.and_then(|l| l.checked_add(self.peak.cell_time()))
@@ -88,13 +170,133 @@ impl OnOffSource {
         Some(t)
     }
 
-    /// After a cell: when the next one is due.
-    pub(crate) fn next_cell(&mut self) -> Option<SimTime> {
+    fn next_cell(&mut self) -> Option<SimTime> {
         self.last = Some(self.clock.boundary());
         self.clock.advance();
         let on_end = self.period_start(self.period)?.checked_add(self.on)?;
         let t = self.clock.boundary();
         if t < on_end { Some(t) } else { self.begin_period(self.period + 1) }
+    }
+}
+
+/// The lengths of a piecewise pattern's intervals.
+#[derive(Clone, Debug)]
+pub enum Intervals {
+    /// Every interval this long.
+    Constant(Duration),
+    /// Uniform in `[min, max]` (inclusive, in picoseconds), drawn from the
+    /// source's own stream.
+    Uniform {
+        /// Shortest.
+        min: Duration,
+        /// Longest.
+        max: Duration,
+        /// The source's stream for the draws.
+        rng: Box<SimRng>,
+    },
+}
+
+impl Intervals {
+    fn draw(&mut self) -> Duration {
+        use rand::RngExt;
+        match self {
+            Intervals::Constant(d) => *d,
+            Intervals::Uniform { min, max, rng } => Duration::from_ps(rng.random_range(min.as_ps()..=max.as_ps())),
+        }
+    }
+
+    /// The mean interval.
+    pub fn mean(&self) -> Duration {
+        match self {
+            Intervals::Constant(d) => *d,
+            Intervals::Uniform { min, max, .. } => Duration::from_ps(min.as_ps() / 2 + max.as_ps() / 2),
+        }
+    }
+
+    /// The shortest interval.
+    pub fn min(&self) -> Duration {
+        match self {
+            Intervals::Constant(d) | Intervals::Uniform { min: d, .. } => *d,
+        }
+    }
+}
+
+/// A piecewise-constant rate: interval `i` lasts `T_i` (from
+/// [`Intervals`]) and carries cells at rate `R_i` (the `i`-th of `rates`),
+/// uniformly spaced: cell `k` of the interval exactly `k * 424 / R_i` after
+/// its start (97-0177R2 s4: "the video source sends cells at a rate Ri
+/// uniformly spaced in the interval Ti"). A rate below 1 bit/s sends
+/// nothing in its interval. When the rates run out the source falls silent
+/// (or starts over, with `cycle`).
+#[derive(Clone, Debug)]
+pub struct Piecewise {
+    /// The rate of each interval, bit/s of 53-byte cells.
+    pub rates: Vec<f64>,
+    /// Start the rates over when they run out.
+    pub cycle: bool,
+    /// The intervals' lengths.
+    pub intervals: Intervals,
+    /// When the first interval starts.
+    pub start: SimTime,
+    /// The highest rate the pattern may send (for results).
+    pub peak_bps: f64,
+    next: usize,
+    interval_end: SimTime,
+    clock: SlotClock,
+}
+
+impl Piecewise {
+    /// A pattern of `rates` over `intervals` from `start`.
+    pub fn new(rates: Vec<f64>, cycle: bool, intervals: Intervals, start: SimTime, peak_bps: f64) -> Piecewise {
+        let unit = BitRate::from_bps(1).expect("1 bit/s is a rate");
+        Piecewise {
+            rates,
+            cycle,
+            intervals,
+            start,
+            peak_bps,
+            next: 0,
+            interval_end: start,
+            clock: SlotClock::new(unit, CELL_BITS),
+        }
+    }
+
+    /// The mean of the rates (each interval has the same mean length), bit/s.
+    pub fn mean_bps(&self) -> f64 {
+        if self.rates.is_empty() { 0.0 } else { self.rates.iter().sum::<f64>() / self.rates.len() as f64 }
+    }
+
+    /// Starts the intervals from `t` on, until one holds a cell; returns
+    /// its first cell's time.
+    fn begin_interval(&mut self, mut t: SimTime) -> Option<SimTime> {
+        loop {
+            if self.next == self.rates.len() {
+                if !self.cycle || self.rates.is_empty() {
+                    return None;
+                }
+                self.next = 0;
+            }
+            let rate = self.rates[self.next];
+            self.next += 1;
+            let end = t.checked_add(self.intervals.draw())?;
+            self.interval_end = end;
+            if let Some(r) = BitRate::from_bps(rate.round() as u64) {
+                self.clock = SlotClock::with_epoch(r, CELL_BITS, t);
+                if self.clock.boundary() < end {
+                    return Some(self.clock.boundary());
+                }
+            }
+            if end == t {
+                return None; // zero-length intervals never end (excluded when built)
+            }
+            t = end;
+        }
+    }
+
+    fn next_cell(&mut self) -> Option<SimTime> {
+        self.clock.advance();
+        let t = self.clock.boundary();
+        if t < self.interval_end { Some(t) } else { self.begin_interval(self.interval_end) }
     }
 }
 
@@ -112,11 +314,14 @@ impl Simulation {
         let cell = Cell { label: vc.label, pdu: PduId::NONE, pti: Pti::DATA, clp: false, slot: vc.slot };
         let mut due = self.now;
         for k in 1..=batch {
-            self.sources[i as usize].stats.sent += 1;
+            let src = &mut self.sources[i as usize];
+            src.stats.sent += 1;
+            let ends_frame = src.frame_cells.is_some_and(|n| src.stats.sent % u64::from(n) == 0);
             self.counts.cells_created += 1;
             self.counts.raw_created += 1;
-            self.offer_at(port, due, cell);
-            match self.sources[i as usize].next_cell() {
+            let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
+            self.offer_at(port, due, Cell { pti, ..cell });
+            match self.sources[i as usize].pattern.next_cell() {
                 Some(t) if t < self.end && k < batch => due = t,
                 Some(t) => {
                     self.queue.push(t, APP, Event::CellSource(i));
@@ -131,34 +336,16 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::HostId;
 
-    fn source(peak_bps: u64, on: Duration, off: Duration) -> OnOffSource {
+    fn onoff(peak_bps: u64, on: Duration, off: Duration) -> Pattern {
         let peak = BitRate::from_bps(peak_bps).unwrap();
-        let end = VcEnd { host: HostId(0), vc: 0 };
-        let mut s = OnOffSource {
-            name: "s".into(),
-            src: end,
-            dst: end,
-            peak,
-            on,
-            off,
-            start: SimTime::ZERO,
-            path: Vec::new(),
-            stats: CellSourceStats::default(),
-            clock: SlotClock::new(peak, CELL_BITS),
-            period: 0,
-            last: None,
-            batch: 1,
-        };
-        s.begin_period(0);
-        s
+        Pattern::OnOff(OnOff::new(peak, on, off, SimTime::ZERO))
     }
 
-    fn cells(s: &mut OnOffSource, n: usize) -> Vec<u64> {
-        let mut out = vec![s.clock.boundary().as_ps()];
+    fn cells(p: &mut Pattern, n: usize) -> Vec<u64> {
+        let mut out = vec![p.first().unwrap().as_ps()];
         for _ in 1..n {
-            out.push(s.next_cell().unwrap().as_ps());
+            out.push(p.next_cell().unwrap().as_ps());
         }
         out
     }
@@ -166,7 +353,7 @@ mod tests {
     #[test]
     fn test_cells_at_the_peak_rate_while_on_none_while_off() {
         // 1 Mbit/s: a cell every 424 us; ON 1 ms holds cells at 0, 424, 848 us.
-        let mut s = source(1_000_000, Duration::from_ms(1), Duration::from_ms(1));
+        let mut s = onoff(1_000_000, Duration::from_ms(1), Duration::from_ms(1));
         let t = cells(&mut s, 5);
         assert_eq!(t, [0, 424_000_000, 848_000_000, 2_000_000_000, 2_424_000_000]);
     }
@@ -175,13 +362,47 @@ mod tests {
     fn test_never_faster_than_the_peak_when_periods_are_shorter_than_a_cell() {
         // ON 1 ps, OFF 0: a new period every picosecond, but one cell time
         // (424 ms at 1 kbit/s) between cells.
-        let mut s = source(1_000, Duration::from_ps(1), Duration::ZERO);
+        let mut s = onoff(1_000, Duration::from_ps(1), Duration::ZERO);
         let t = cells(&mut s, 4);
         assert!(t.windows(2).all(|w| w[1] - w[0] >= 424_000_000_000), "{t:?}");
         // ON 1.5 cell times, no OFF: never two cells closer than a cell time.
         let cell = 424_000_000_000;
-        let mut s = source(1_000, Duration::from_ps(cell * 3 / 2), Duration::ZERO);
+        let mut s = onoff(1_000, Duration::from_ps(cell * 3 / 2), Duration::ZERO);
         let t = cells(&mut s, 20);
         assert!(t.windows(2).all(|w| w[1] - w[0] >= cell), "{t:?}");
+    }
+
+    #[test]
+    fn test_piecewise_cells_evenly_spaced_at_each_interval_rate() {
+        // 10 ms at 424 kbit/s (a cell per ms), then 10 ms of nothing, then
+        // 10 ms at 848 kbit/s (a cell per 0.5 ms).
+        let ms = Duration::from_ms(1);
+        let p =
+            Piecewise::new(vec![424_000.0, 0.0, 848_000.0], false, Intervals::Constant(Duration::from_ms(10)), SimTime::ZERO, 1e6);
+        let mut p = Pattern::Piecewise(p);
+        let t = cells(&mut p, 30);
+        let ms_ps = ms.as_ps();
+        assert_eq!(&t[..10], &(0..10).map(|k| k * ms_ps).collect::<Vec<_>>()[..]);
+        assert_eq!(t[10], 20 * ms_ps, "the silent interval is skipped");
+        assert_eq!(t[11] - t[10], ms_ps / 2);
+        assert_eq!(t[29], 20 * ms_ps + 19 * ms_ps / 2);
+        assert_eq!(p.next_cell(), None, "no more rates");
+    }
+
+    #[test]
+    fn test_piecewise_uniform_intervals_stay_in_bounds_and_cycle() {
+        let rng = Box::new(atmlab_engine::RngStreams::new(1, 0).stream("t"));
+        let (lo, hi) = (Duration::from_ms(20), Duration::from_ms(100));
+        let intervals = Intervals::Uniform { min: lo, max: hi, rng };
+        let mut p = Piecewise::new(vec![424_000.0], true, intervals, SimTime::ZERO, 424_000.0);
+        // One cell per ms, continuously: the cycled single rate never stops
+        // and interval boundaries restart the grid within [20, 100] ms.
+        let mut pat = Pattern::Piecewise(p.clone());
+        let t = cells(&mut pat, 500);
+        assert!(t.windows(2).all(|w| w[1] - w[0] <= 1_000_000_000), "no gap longer than a cell time");
+        for _ in 0..100 {
+            let d = p.intervals.draw();
+            assert!(lo <= d && d <= hi);
+        }
     }
 }
