@@ -210,6 +210,11 @@ pub struct PortVc {
     /// The usage parameter control that polices this VC where the link
     /// ends (an index into the simulation's policers), or [`NO_UPC`].
     pub upc: u32,
+    /// At a switch: the same switch's output port of the VC's opposite
+    /// direction, and the VC's index there. A backward RM cell leaving by
+    /// this port belongs to the control loop of that port's direction, whose
+    /// ABR controller writes its ER (TM 4.0 s5.10.6; algorithms.md s1.1).
+    pub feedback: Option<(PortId, u16)>,
     occupancy: u32,
     frame_start: bool,
     discard: Discard,
@@ -225,6 +230,7 @@ impl PortVc {
             next,
             eager: false,
             upc: NO_UPC,
+            feedback: None,
             occupancy: 0,
             frame_start: true,
             discard: Discard::No,

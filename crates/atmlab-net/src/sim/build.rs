@@ -604,8 +604,10 @@ impl NetworkBuilder {
         }
         // Reverse: rev[i] carries cells from path[i+1] to path[i].
         let mut next = NextHop::Host { host: src, vc: src_vc };
+        let mut reverse_slots = vec![0; n - 1];
         for i in (0..n - 1).filter(|_| duplex) {
             let slot = self.ports[rev[i].idx()].add_vc(PortVc::new(category, next));
+            reverse_slots[i] = slot;
             if i == n - 2 {
                 self.hosts[dst.idx()].vcs[dst_vc as usize].slot = slot;
             } else {
@@ -614,6 +616,13 @@ impl NetworkBuilder {
                 self.switches[sw.idx()].vc_table.insert((rev[i + 1], labels[i + 1]), route);
             }
             next = NextHop::Port { port: rev[i], label: labels[i], slot };
+        }
+        // At switch path[k] the VC leaves by fwd[k] one way and rev[k - 1]
+        // the other: each is the other's feedback port.
+        for k in (1..n - 1).filter(|_| duplex) {
+            let (f, fs, r, rs) = (fwd[k], forward_slots[k], rev[k - 1], reverse_slots[k - 1]);
+            self.ports[f.idx()].vcs[fs as usize].feedback = Some((r, rs));
+            self.ports[r.idx()].vcs[rs as usize].feedback = Some((f, fs));
         }
         rev.reverse();
         Ok(VcHandle {
