@@ -3,78 +3,95 @@
 The study measured TCP/IP and UDP/IP over AAL5 between two Sun workstations
 with FORE SBA-200 adapters across KPN's ATM pilot (a GDC APEX switch with
 31-cell output buffers; a PKI switch with a Police Function Board that
-discards cells deterministically or polices a VBR contract). Each published
-table is a *part* (``parts.Part``), run in the study's order:
+discards cells deterministically or polices a VBR contract). Every table is
+a set of grids of the reproduction kit (:mod:`atmlab.reproduce.kit`), one
+module per experiment, in the study's order:
 
-* ``udp_bursts``: Table 5, UDP bursts into cells at MTU 9188 (s7.4.2);
-  every printed row;
-* ``fragmentation``: Table 6, UDP at MTU 48, Berkeley fragmentation
-  (s7.4.3); every printed row;
-* ``udp_mtu``: Table 7, UDP time against the MTU, both directions (s7.4.4),
-  host model H1 (Annex A);
-* ``udp_peak``: Table 8, UDP against the card's peak rate with the 64 KB
+* :mod:`.bursts`: Tables 5 and 6, UDP bursts into cells at MTU 9188 and 48
+  (Berkeley fragmentation; s7.4.2, s7.4.3); every printed count, exactly;
+* :mod:`.udp_mtu`: Table 7, UDP time against the MTU, both directions
+  (s7.4.4), host model H1 (Annex A);
+* :mod:`.udp_peak`: Table 8, UDP against the card's peak rate with the 64 KB
   adapter buffer losing writes (s7.4.5), host model H2;
-* ``tcp_cells``: Table 9, the cells of 30e6 bytes of TCP per MTU (s7.5.2);
-  the exact minimum and the measured counts;
-* ``tcp_mtu``: Table 10, TCP throughput against the MTU (s7.5.4), host
-  model H3;
-* ``tcp_peak``: Table 11, TCP throughput against the card's peak rate
-  (s7.5.5), host model H3;
-* ``cell_loss``: Table C.1, TCP against the PFB's deterministic cell loss
-  and the MTU (s7.5.6); withheld, the study's statements;
-* ``policing``: Tables C.2 and 12, TCP through a PCR 10 / SCR 3 Mb policer
-  against the burst tolerance and the MTU (s7.6.1) and against the source
-  peak (s7.6.2); withheld, the study's statements.
+* :mod:`.tcp_cells`: Table 9, the cells of 30e6 bytes of TCP per MTU
+  (s7.5.2) against the measured counts and the exact minimum;
+* :mod:`.tcp_throughput`: Tables 10 and 11, TCP throughput against the MTU
+  and the card's peak rate (s7.5.4, s7.5.5), host model H3;
+* :mod:`.cell_loss`: Table C.1, TCP against the PFB's deterministic cell
+  loss and the MTU (s7.5.6); withheld, the study's statements;
+* :mod:`.policing`: Tables C.2 and 12, TCP through a PCR 10 / SCR 3 Mb
+  policer against the burst tolerance and the MTU (s7.6.1) and against the
+  source peak (s7.6.2); withheld, the study's statements.
 
-Tables 7, 8, 10 and 11 (throughput limited by the workstations) use the
-simulator's host model (per-datagram and per-cell CPU costs, the adapter's
-64 KB buffer) with the study's own numbers (``testbed.H1``, ``H2_EMMA2``,
-``H3``).
-
-The testbed and the model choices shared by every part are in
-:mod:`.testbed`; docs/reproductions/kpn.md has the results.
+Each module gives its grids, its published values (with their tolerances)
+and its figures, and where it needs them the columns it derives from the
+points, its claims and the tables it prints. A run is measured the same way
+in every table (:func:`.common.measure`: a udpt run or a ttcp run); the
+points carry one configuration column set (:data:`.common.CONFIG`), the
+``table`` column saying which published table a point belongs to. The
+testbed and the model choices shared by every table are in :mod:`.testbed`;
+docs/reproductions/kpn.md has the results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ...result import Result
+from ..kit import Claim, Grid, Published, StudyBase, StudyResult
+from . import bursts, cell_loss, common, policing, tcp_cells, tcp_throughput, udp_mtu, udp_peak
+
+TABLES = (bursts, udp_mtu, udp_peak, tcp_cells, tcp_throughput, cell_loss, policing)
+
+__all__ = ["STUDY", "TABLES", "Kpn"]
 
 
-from .. import Options, Reproduction
-from . import cell_loss, fragmentation, policing, tcp_cells, tcp_mtu, tcp_peak, udp_bursts, udp_mtu, udp_peak
-from .parts import Part, PartResult
-from .udp_bursts import BURSTS, UDPT_MAX_BURST, figure, table5, table5_scenario
+class Kpn(StudyBase):
+    """The study on the reproduction kit: the tables' modules put together."""
 
-PARTS: list[Part] = [udp_bursts.PART, fragmentation.PART, udp_mtu.PART, udp_peak.PART, tcp_cells.PART, tcp_mtu.PART,
-                     tcp_peak.PART, cell_loss.PART, policing.PART_C2, policing.PART_12]
+    quick_note = ("--quick: Tables 5 and 6 in full with 10 bursts per size (counts per burst, comparable), the "
+                  "others on a subset of their grids.")
 
-__all__ = ["BURSTS", "PARTS", "UDPT_MAX_BURST", "Part", "PartResult", "figure", "run", "table5", "table5_scenario"]
+    def grids(self, quick: bool) -> list[Grid]:
+        return [g for m in TABLES for g in m.grids(quick)]
+
+    def configuration(self, grid: Grid, params: Mapping[str, Any]) -> dict[str, Any]:
+        return common.configuration(grid, params)
+
+    def measure(self, result: Result, config: Mapping[str, Any]) -> dict[str, Any]:
+        return common.measure(result, config)
+
+    def derive(self, points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+        if points.empty:
+            return points
+        points = points.copy()
+        for m in TABLES:
+            if hasattr(m, "derive"):
+                points = m.derive(points)
+        return points
+
+    def published(self) -> list[Published]:
+        return [p for m in TABLES if hasattr(m, "published") for p in m.published()]
+
+    def claims(self, points: pd.DataFrame) -> list[Claim]:
+        if points.empty:
+            return []
+        return [c for m in TABLES if hasattr(m, "claims") for c in m.claims(points)]
+
+    def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> Sequence[Path]:
+        if points.empty:
+            return []
+        return [f for m in TABLES for f in m.figures(points, comparison, folder)]
+
+    def views(self, result: StudyResult) -> list[tuple[str, pd.DataFrame]]:
+        if result.points.empty:
+            return []
+        views = [v for m in TABLES if hasattr(m, "views") for v in m.views(result.points)]
+        return [(title, common.whole(table)) for title, table in views]
 
 
-def run(options: Options, progress: Callable[[str], None]) -> Reproduction:
-    """Every part in turn. Table 5 is printed as the main table; the other
-    parts follow as further tables, with one summary line each. Runs are
-    stored in ``options.db`` (Table 5's eleven exact runs excepted), so an
-    interrupted reproduction resumes."""
-    done: list[PartResult] = []
-    for part in PARTS:
-        result = part.run(options, progress)
-        if result.interrupted:
-            return Reproduction.stopped("KPN ATM pilot")
-        done.append(result)
-    main, rest = done[0], done[1:]
-    extra = []
-    for r in rest:
-        extra.append((r.title, r.display))
-        extra += r.extra
-    lines = [r.summary for r in done]
-    if options.quick:
-        lines.append("--quick: Tables 5 and 6 in full (fewer bursts), the others on a subset of their grids.")
-    return Reproduction(
-        title=main.title,
-        table=main.display,
-        files=[f for r in done for f in r.files],
-        summary="\n".join(lines),
-        extra=extra,
-        failures=[f for r in done for f in r.failures],
-    )
+STUDY = Kpn()

@@ -1,6 +1,6 @@
 """The KPN pilot testbed as scenarios (van den Bergh 1995, s7.3, Figs 20, 22, 32).
 
-Every part of the reproduction builds its scenarios here, so the whole study
+Every table of the reproduction builds its scenarios here, so the whole study
 runs on one set of model choices (docs/reproductions/kpn.md):
 
 * hosts EMMA1 and EMMA2: Classical IP over AAL5 without LLC/SNAP
@@ -19,7 +19,7 @@ runs on one set of model choices (docs/reproductions/kpn.md):
 * TCP as a 1990s BSD stack (s5.5, s7.5.3): window 50000 bytes, MSS = MTU -
   40, initial ssthresh 65535, 500 ms slow timer with tick-aligned expiry, RTO
   floor two ticks, 200 ms delayed ACKs, no fast retransmit (``vanilla``; the
-  study's ~1 s per lost segment needs timeout recovery, see the C.1 part).
+  study's ~1 s per lost segment needs timeout recovery, see :mod:`.cell_loss`).
 
 Host processing (per-datagram and per-cell costs, the adapter's 64 KB
 buffer, docs/models/hosts.md) is off in Tables 5, 6, 9, C.1, C.2 and 12: the
