@@ -1,10 +1,11 @@
 """Study 002 (EXPERT) reproduction: the grids are the spec's, the --quick
-path writes the CSV, the claims table and the figures, and the model obeys
-the physics the claims rest on (a loss-free buffer loses nothing; EPD with
-b = 0 is PPD, bit for bit)."""
+path writes the points, the comparison, the claims and the figures, and the
+model obeys the physics the claims rest on (a loss-free buffer loses
+nothing; EPD with b = 0 is PPD, bit for bit)."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pandas as pd
@@ -12,98 +13,124 @@ import pytest
 from PIL import Image
 
 import atmlab
-from atmlab import reference
-from atmlab.reproduce import Options, expert
-from atmlab.reproduce.expert import EPD, PPD, Config
+from atmlab.expand import points as expand_points
+from atmlab.reproduce import Options, run
+from atmlab.reproduce.expert import STUDY, claims, configurations
+from atmlab.reproduce.expert.configurations import BOTTLENECK, EPD, LOSS_FREE, PPD, Config, describe, scenario
+from atmlab.reproduce.kit import CLAIM_COLUMNS
 
-CLAIM_COLUMNS = ["claim", "experiment", "section", "statement", "published", "simulated", "criterion", "holds"]
+CELL_RATE = 37.44e6 / 424  # the shaped VP, cells per second (spec A.4: 88302)
+
+
+def grid_points(grid) -> list[Config]:
+    """The configurations of a grid's points, as the kit finds them (the sweep's own points)."""
+    t = copy.deepcopy(dict(grid.template))
+    t["sweep"] = dict(grid.sweep)
+    return [Config.of(grid.labels, p.params) for p in expand_points("<grid>", t)]
 
 
 def test_frame_sizes_and_loss_free_goodput_are_the_specs():
-    # Spec A.4: MTU* 32 / 91 / 192 cells; 32.23 / 33.47 / 33.63 Mbit/s at 88302 cells/s.
-    assert [expert.frame_cells(m) for m in (1500, 4352, 9180)] == [32, 91, 192]
-    assert [round(expert.max_goodput_bps(m) / 1e6, 2) for m in (1500, 4352, 9180)] == [32.23, 33.47, 33.63]
+    # Spec A.4: MTU* 32 / 91 / 192 cells (the core's arithmetic); 32.23 / 33.47 / 33.63 Mbit/s at 88302 cells/s.
+    assert [configurations.frame_cells(m) for m in (1500, 4352, 9180)] == [32, 91, 192]
+    for mtu, mbps in ((1500, 32.23), (4352, 33.47), (9180, 33.63)):
+        r = atmlab.run(scenario(Config(mtu=mtu, **EPD(1)), "20 ms"), seed=1)
+        basis = r.raw["efficiency_basis"]
+        assert basis["link"] == BOTTLENECK and round(basis["max_goodput_bps"] / 1e6, 2) == mbps
+        spec = (mtu - 40) * 8 * CELL_RATE / configurations.frame_cells(mtu)
+        assert basis["max_goodput_bps"] == pytest.approx(spec, rel=1e-12)
     # Spec A.5 thresholds, EPDth = B - b MTU*.
     assert [Config(buffer=1088, **EPD(b)).threshold for b in (1, 2, 4)] == [997, 906, 724]
     assert Config(mtu=9180, buffer=725, **EPD(4)).threshold == -43
 
 
 def test_the_full_grid_is_the_spec_s():
-    exps = expert.experiments(quick=False)
+    exps = configurations.experiments(quick=False)
     e1 = exps["E1"]
-    assert len(e1) == 8 * 3 + 1 and {c.buffer for c in e1} == {*expert.BUFFERS, expert.LOSS_FREE}
+    assert len(e1) == 8 * 3 + 1 and {c.buffer for c in e1} == {*configurations.BUFFERS, LOSS_FREE}
     assert len(exps["E3"]) == 2 * 8 * 5 + 2
     assert {c.dupack for c in exps["E4"]} == {1, 3, 10} and {c.mtu for c in exps["E4"]} == {9180}
     assert {(c.b, c.policy) for c in exps["E6"]} == {(0, "ubr"), (0, "ppd"), *((b, "epd") for b in range(1, 5))}
     assert {c.n for c in exps["E7"]} == {16} and {c.tcp for c in exps["E8"]} == {"modified"}
     assert {(c.mtu, c.timer_ms, c.tcp) for c in exps["E5"]} == {(1500, 200, "modified"), (1500, 20, "modified")}
-    configs = expert.configurations(quick=False)
-    infeasible = {(c.mtu, c.buffer, c.b) for c in configs if not c.feasible}
+    configs = configurations.configurations(quick=False)
     # Skipped, not clamped (spec C.2): EPDth < 1 cell.
-    assert infeasible == {(9180, 363, 4), (9180, 544, 4), (9180, 725, 4), (9180, 363, 2), (4352, 363, 4)}
+    assert {(c.mtu, c.buffer, c.b) for c in configurations.skipped()} == {
+        (9180, 363, 4), (9180, 544, 4), (9180, 725, 4), (9180, 363, 2), (4352, 363, 4)}
     # b = 0 is run once, as PPD.
     assert not any(c.policy == "epd" and c.b == 0 for c in configs)
+    # The grids run every feasible configuration once, and the kit finds each point's configuration again.
+    ran = [c for g in STUDY.grids(quick=False) for c in grid_points(g)]
+    assert len(ran) == len(set(ran)) == len(configs) - 5 == 205
+    assert set(ran) == set(configurations.runnable())
+    assert configurations.experiments_of(Config(buffer=725, policy="ppd", b=0)) == "E1 E3 E6"
 
 
 def test_epd_with_b_zero_is_ppd_bit_for_bit():
     # s3.2: "if the EPD threshold equals the switch buffer size, EPD is equivalent to PPD" - with ">" it is exact.
     for buffer in (363, 725):
-        epd0 = atmlab.run(expert.scenario(Config(buffer=buffer, policy="epd", b=0), "3 s"), seed=5)
-        ppd = atmlab.run(expert.scenario(Config(buffer=buffer, **PPD), "3 s"), seed=5)
-        assert epd0.ports.loc[expert.BOTTLENECK, "dropped"] > 0, "the comparison needs losses"
+        epd0 = atmlab.run(scenario(Config(buffer=buffer, policy="epd", b=0), "3 s"), seed=5)
+        ppd = atmlab.run(scenario(Config(buffer=buffer, **PPD), "3 s"), seed=5)
+        assert epd0.ports.loc[BOTTLENECK, "dropped"] > 0, "the comparison needs losses"
         assert epd0.to_json() == ppd.to_json()
-    epd1 = atmlab.run(expert.scenario(Config(buffer=725, **EPD(1)), "3 s"), seed=5)
+    epd1 = atmlab.run(scenario(Config(buffer=725, **EPD(1)), "3 s"), seed=5)
     assert epd1.to_json() != ppd.to_json()
 
 
 def test_the_bottleneck_is_the_shaped_vp_and_efficiency_is_the_spec_s():
-    r = atmlab.run(expert.scenario(Config(buffer=1088, **EPD(1)), "2 s"), seed=1)
-    port = r.ports.loc[expert.BOTTLENECK]
+    c = Config(buffer=1088, **EPD(1))
+    r = atmlab.run(scenario(c, "2 s"), seed=1)
+    port = r.ports.loc[BOTTLENECK]
     assert port.rate_bps == 37_440_000
-    basis = r.raw["efficiency_basis"]
-    assert basis["max_goodput_bps"] == pytest.approx(expert.max_goodput_bps(4352), rel=1e-12)
-    m = expert.run_metrics(r.raw, Config(buffer=1088, **EPD(1)))
-    assert m["efficiency"] == pytest.approx(r.efficiency, rel=1e-12)
+    m = STUDY.measure(r, describe(c))
+    # The spec's efficiency: goodput over MSS x 88302 / MTU* (bits per second).
+    spec = r.connections.goodput_bps.sum() / (4312 * 8 * CELL_RATE / 91)
+    assert m["efficiency"] == pytest.approx(spec, rel=1e-12) and m["efficiency"] == r.efficiency
     assert m["idle_cell_ratio"] == pytest.approx(1 - port.utilization)
+    assert m["clr"] == port.dropped / port.cells_in
 
 
-def test_fer_and_dead_cells_from_frame_counts_match_the_receivers_counters():
-    # run_metrics reads the receivers' AAL5 counters when the core reports them (``hosts``), else derives FER
-    # and dead cells from the run's frame counts; both must agree.
+def test_fer_and_dead_cells_of_the_receivers_match_the_frame_counts():
+    # measure() reads the receivers' AAL5 counters; the run's frame counts give the same FER and dead cells (the
+    # reverse path is lossless, so every lost or corrupt frame is a data frame).
     c = Config(buffer=725, **PPD)
-    r = atmlab.run(expert.scenario(c, "3 s"), seed=2)
-    if "hosts" not in r.raw:
-        pytest.skip("this core reports no per-host counters")
-    exact = expert.run_metrics(r.raw, c)
-    derived = expert.run_metrics({k: v for k, v in r.raw.items() if k != "hosts"}, c)
-    assert exact["fer"] > 0 and exact["dead_cell_ratio"] > 0
-    assert derived["fer"] == pytest.approx(exact["fer"], rel=0.02)
-    assert derived["dead_cell_ratio"] == pytest.approx(exact["dead_cell_ratio"], rel=0.02)
+    r = atmlab.run(scenario(c, "3 s"), seed=2)
+    m = STUDY.measure(r, describe(c))
+    frames = r.frames
+    bad = frames["discarded_by_receivers"]
+    good = r.connections.segments_sent.sum() - frames["lost"] - frames["in_flight"]
+    cells = sum(p.cells_out for name, p in r.ports.iterrows() if name.startswith("sw1->dst"))
+    assert m["fer"] > 0 and m["dead_cell_ratio"] > 0
+    assert bad / (good + bad) == pytest.approx(m["fer"], rel=0.02)
+    assert frames["dead_cells"] / cells == pytest.approx(m["dead_cell_ratio"], rel=0.02)
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     folder = tmp_path_factory.mktemp("expert")
     options = Options(out=folder / "out", quick=True, db=folder / "r.sqlite", jobs=1)
-    return expert.run(options, lambda *a, **k: None), options
+    return run("expert", options, lambda *a, **k: None), options
 
 
-def test_quick_reproduction_writes_csv_claims_and_figures(quick):
+def test_quick_reproduction_writes_points_comparison_claims_and_figures(quick):
     rep, options = quick
     assert not rep.interrupted and not rep.failures
-    csv, claims_csv, *pngs = rep.files
+    csv, comparison_csv, claims_csv, *pngs = rep.files
     assert csv == options.out / "expert.csv" and claims_csv == options.out / "expert_claims.csv"
+    assert comparison_csv == options.out / "expert_comparison.csv"
     df = pd.read_csv(csv)
     assert {"experiments", "tcp", "n_sources", "mtu_bytes", "frame_cells", "buffer_cells", "policy", "b",
-            "epd_threshold_cells", "dupack_threshold", "timer_ms", "feasible", "replications", "efficiency",
-            "efficiency_ci95", "fairness", "fairness_of_means", "clr", "fer", "dead_cell_ratio",
-            "idle_cell_ratio"} <= set(df.columns)
-    assert len(df) == len(expert.configurations(quick=True)) == 16
-    bad = df[~df.feasible]
-    assert len(bad) == 1 and bad.efficiency.isna().all() and int(bad.epd_threshold_cells.iloc[0]) == -43
-    ok = df[df.feasible]
-    assert (ok.replications == 1).all() and ok.efficiency.between(0, 1.0001).all()
-    assert ok.fairness.between(1 / 16 - 1e-9, 1 + 1e-9).all()
+            "epd_threshold_cells", "dupack_threshold", "timer_ms", "replications", "efficiency",
+            "efficiency_ci95", "fairness", "fairness_ci95", "fairness_of_means", "clr", "fer", "dead_cell_ratio",
+            "idle_cell_ratio", "timeouts", "fast_retransmits", "timeout_share"} <= set(df.columns)
+    assert not any(c.startswith("goodput_bps:") for c in df.columns)
+    assert len(df) == len(configurations.runnable(quick=True)) == 15
+    # The quick grid's infeasible point (EPDth = -43 cells) is skipped, not run.
+    assert [(c.mtu, c.buffer, c.b, c.threshold) for c in configurations.skipped(quick=True)] == [(9180, 725, 4, -43)]
+    assert (df.epd_threshold_cells.dropna() >= 1).all()
+    assert (df.replications == 1).all() and df.efficiency.between(0, 1.0001).all()
+    assert df.fairness.between(1 / 16 - 1e-9, 1 + 1e-9).all()
+    # One run per configuration: the index of the mean goodputs is the run's own index.
+    assert df.fairness_of_means.to_numpy() == pytest.approx(df.fairness.to_numpy(), rel=1e-12)
     assert [p.name for p in pngs] == ["expert_fig2-4_efficiency_vs_buffer.png", "expert_fairness_vs_buffer.png",
                                       "expert_fig5-6_dupack.png", "expert_fig11-16_vs_b.png",
                                       "expert_fig7-10_campaign2.png"]
@@ -112,17 +139,37 @@ def test_quick_reproduction_writes_csv_claims_and_figures(quick):
             assert im.format == "PNG" and im.size[0] > 800
 
 
+def test_published_numbers_are_compared_at_their_own_configurations(quick):
+    rep, _ = quick
+    comp = pd.read_csv(rep.files[1])
+    df = pd.read_csv(rep.files[0])
+    # --quick runs EPD b=1 at 1088 cells, MTU 4352: C3c (efficiency) and C8a (frame loss ratio); not C3a, C3b, C8b.
+    assert list(comp.source.str.split(" ").str[0]) == ["C3c", "C8a"]
+    point = df[(df.mtu_bytes == 4352) & (df.buffer_cells == 1088) & (df.policy == "EPD") & (df.b == 1)
+               & (df.n_sources == 4) & (df.tcp == "default")]
+    assert len(point) == 1
+    for r in comp.itertuples():
+        assert r.simulated == point[r.quantity].iloc[0]
+        assert r.holds == (abs(r.simulated - r.published) <= {"efficiency": 0.03, "fer": 0.02}[r.quantity] + 1e-9)
+    by_id = pd.read_csv(rep.files[2]).set_index("claim")
+    assert by_id.loc["C3c", "holds"] == comp.set_index(comp.source.str.split(" ").str[0]).loc["C3c", "holds"]
+    assert rep.agreement.published == 5 and rep.agreement.compared == 2
+
+
 def test_claims_table_has_every_claim_and_its_columns(quick):
     rep, _ = quick
-    table = pd.read_csv(rep.files[1])
-    assert list(table.columns) == CLAIM_COLUMNS
-    ref = reference.table(expert.CLAIMS)
-    assert list(table.claim) == list(ref.claim)
+    table = pd.read_csv(rep.files[2])
+    assert list(table.columns) == list(CLAIM_COLUMNS)
+    ref = claims.table()
+    assert list(table.claim) == list(ref.claim) and len(ref) == 36
     assert ref.source.str.startswith("s").all() and ref.source.str.contains('"').all()
-    c3c = table.set_index("claim").loc["C3c"]
-    assert c3c.published.startswith("0.93 +/- 0.03") and not c3c.simulated.startswith("not run")
-    assert table.set_index("claim").loc["C3a"].simulated.startswith("not run")  # no UBR at 1088 in --quick
-    assert "claims that hold" in rep.summary and "not comparable" in rep.summary
+    assert table.basis.map(lambda b: isinstance(b, str) and b != "").all()
+    by_id = table.set_index("claim")
+    c3c = by_id.loc["C3c"]
+    assert c3c.threshold == "abs(simulated - 0.93) <= 0.03" and "published: 0.93 +/- 0.03" in c3c.note
+    assert isinstance(c3c.value, str) and c3c.holds in (True, False)
+    assert pd.isna(by_id.loc["C3a", "holds"]) and "not run (UBR B=1088)" in by_id.loc["C3a", "note"]
+    assert "claims hold" in rep.summary and "not comparable" in rep.summary
 
 
 def test_a_claim_fails_when_the_simulated_value_is_off(quick):
@@ -132,13 +179,13 @@ def test_a_claim_fails_when_the_simulated_value_is_off(quick):
     verdicts = {}
     for value in (0.93, 0.95, 0.5):
         df.loc[row, "efficiency"] = value
-        verdicts[value] = expert.claims(df).set_index("claim").loc["C3c", "holds"]
+        verdicts[value] = {c.claim: c.holds for c in claims.claims(df)}["C3c"]
     assert verdicts == {0.93: True, 0.95: True, 0.5: False}
 
 
 def test_a_loss_free_buffer_loses_nothing_and_is_efficient(quick):
     df = pd.read_csv(quick[0].files[0])
-    free = df[df.buffer_cells == expert.LOSS_FREE].iloc[0]
+    free = df[df.buffer_cells == LOSS_FREE].iloc[0]
     assert free.clr == 0 and free.fer == 0 and free.dead_cell_ratio == 0
     # 5 s with a ~0.2 s start (delayed ACK of the first segment) and slow start: still above 0.9.
     assert free.efficiency > 0.9 and free.fairness > 0.99
@@ -154,5 +201,5 @@ def test_cli_reproduce_expert_quick(cli, tmp_path):
     p = cli("reproduce", "expert", "--quick", "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"),
             "--jobs", "1")
     assert p.returncode == 0, p.stderr
-    assert "claims that hold" in p.stdout and "not comparable" in p.stdout
+    assert "claims hold" in p.stdout and "not comparable" in p.stdout and "E6 (Fig. 11)" in p.stdout
     assert (tmp_path / "expert_claims.csv").exists() and (tmp_path / "expert_fig11-16_vs_b.png").exists()
