@@ -13,6 +13,9 @@
 //!   `(seed, replication, component name)` ([`rng`]);
 //! * [`TimeAverage`] and [`jain_fairness`]: the statistics the probes use
 //!   ([`stats`]);
+//! * [`fgn`]: fractional Gaussian noise (Paxson's FFT method and exact
+//!   Davies-Harte), Hurst estimators, and the truncated rate sequence of the
+//!   video model of 97-0177R2 ([`RateSequence`]);
 //! * [`baseline`]: the bare event loop that `atmlab bench` measures next to
 //!   the real model, as a yardstick for the machine.
 //!
@@ -27,12 +30,14 @@
 //! ```
 
 pub mod baseline;
+pub mod fgn;
 pub mod queue;
 pub mod rng;
 pub mod stats;
 pub mod time;
 pub mod units;
 
+pub use fgn::{FgnError, FgnMethod, RateParams, RateSequence};
 pub use queue::{EventClass, EventQueue};
 pub use rng::{RngStreams, SimRng};
 pub use stats::{TimeAverage, jain_fairness};
