@@ -124,6 +124,15 @@ impl<P> PduTable<P> {
         }
     }
 
+    /// The live PDU `id`, if any, to change its payload.
+    pub fn get_mut(&mut self, id: PduId) -> Option<&mut Pdu<P>> {
+        let slot = self.slots.get_mut(id.index())?;
+        match &mut slot.pdu {
+            Some(p) if PduId::new(id.index() as u32, slot.generation) == id => Some(p),
+            _ => None,
+        }
+    }
+
     /// Marks `id` as delivered to its endpoint.
     pub fn mark_delivered(&mut self, id: PduId) {
         if let Some(p) = self.slots[id.index()].pdu.as_mut() {

@@ -1,23 +1,488 @@
-//! The ABR service in the simulation: RM cells at hosts and switches.
+//! The ABR service in the simulation: the end systems at hosts and the
+//! explicit-rate controllers of switch ports, wired around the sans-I/O
+//! state machines of [`crate::abr`].
 //!
-//! An RM cell is an ordinary cell with PTI = 110 whose PDU id names its
-//! fields ([`RmCell`]) in the simulation's RM table, a one-cell entry per
-//! cell in flight, released when the cell is received or lost.
+//! **RM cells.** An RM cell is an ordinary cell with PTI = 110 whose PDU id
+//! names its fields ([`RmCell`]) in the simulation's RM table, a one-cell
+//! entry per cell in flight, released when the cell is received or lost.
+//! They are counted like every other cell (ports, links, conservation) and
+//! never reach AAL5.
+//!
+//! **End systems.** Each host end of an ABR VC has an [`AbrEnd`]: the
+//! source of the direction it sends (TM 4.0 rules 1-13) and the destination
+//! of the direction it receives. The frames its transport sends wait in the
+//! end's queue (their PDU ids and cells left) and go out one cell per
+//! in-rate slot at the source's ACR, with the fraction of a picosecond
+//! carried from cell to cell; one event per in-rate cell. A forward RM cell
+//! that arrives is turned around (rule 3b: it waits for the end's next
+//! in-rate slot, a newer one overwriting it); a backward RM cell sets the
+//! source's ACR, and the pending slot moves with the new rate. While ACR is
+//! below TCR the source sends no in-rate cells, only out-of-rate FRMs at
+//! TCR (rule 11); a turned-around BRM then waits for in-rate sending to
+//! resume.
+//!
+//! **Switches.** A switch output port may have an [`AbrControl`]: ERICA or
+//! ERICA+ (which count the ABR and higher-priority cells offered to the port
+//! over averaging intervals, ended by a cell count or a deadline event,
+//! and write an explicit rate into every backward RM cell of the port's
+//! VCs that leaves the switch the other way), or a binary EFCI switch (which
+//! marks the data cells it queues while its ABR queue is at or above a
+//! threshold). Cells reach controlled ports at their true arrival time:
+//! such switches take no eager hops (see `Simulation::plan`).
 
-use super::Simulation;
-use crate::abr::RmCell;
-use crate::atm::Cell;
-use crate::ids::HostId;
+use std::collections::VecDeque;
+
+use super::timer::{Firing, LazyTimer};
+use super::{APP, Event, Simulation};
+use crate::abr::destination::AbrDestination;
+use crate::abr::erica::{Erica, EricaParams, Variant};
+use crate::abr::source::{AbrSource, InRate};
+use crate::abr::{Direction, RmCell};
+use crate::atm::{Carries, Cell, Pti, ServiceCategory};
+use crate::ids::{HostId, PortId};
 use crate::pdu::PduId;
+use atmlab_engine::{CELL_BITS, SimTime};
 
-impl Simulation {
-    /// An RM cell reached host `h` on its VC `vc`.
-    pub(super) fn rm_at_host(&mut self, _h: HostId, _vc: u32, id: PduId) {
-        let _fields: Option<RmCell> = self.rms.get(id).map(|p| p.payload);
-        self.rms.settle_cell(id);
+/// One host end of an ABR VC.
+#[derive(Clone, Debug)]
+pub struct AbrEnd {
+    /// The VC's name and the direction this end sends, `"<vc>:forward"` (at
+    /// the VC's first host) or `"<vc>:backward"`.
+    pub name: String,
+    /// The host.
+    pub host: HostId,
+    /// The VC's index at the host.
+    pub vc: u32,
+    /// The source of the direction this end sends.
+    pub source: AbrSource,
+    /// The destination of the direction this end receives.
+    pub destination: AbrDestination,
+    /// Frames waiting for in-rate slots: their PDU ids and cells left.
+    pub(crate) waiting: VecDeque<(PduId, u32)>,
+    /// Cells of the frames in `waiting`.
+    pub(crate) waiting_cells: u64,
+    /// When the last in-rate cell went, in picoseconds with their fraction.
+    last_ps: Option<f64>,
+    in_rate: LazyTimer,
+    out_of_rate: LazyTimer,
+    /// The integral of ACR over time (cells), its last value and when it was
+    /// taken: the time-averaged ACR of the results.
+    acr_integral: f64,
+    acr_last: f64,
+    acr_since: SimTime,
+}
+
+impl AbrEnd {
+    pub(crate) fn new(name: String, host: HostId, vc: u32, source: AbrSource) -> AbrEnd {
+        let acr = source.acr();
+        AbrEnd {
+            name,
+            host,
+            vc,
+            source,
+            destination: AbrDestination::new(),
+            waiting: VecDeque::new(),
+            waiting_cells: 0,
+            last_ps: None,
+            in_rate: LazyTimer::default(),
+            out_of_rate: LazyTimer::default(),
+            acr_integral: 0.0,
+            acr_last: acr,
+            acr_since: SimTime::ZERO,
+        }
     }
 
-    /// A data cell of an AAL5 frame reached host `h` on its VC `vc`
-    /// (before AAL5 sees it): the ABR destination notes its EFCI bit.
-    pub(super) fn data_cell_at_host(&mut self, _h: HostId, _vc: u32, _cell: Cell) {}
+    /// Notes the source's ACR at `now` (after anything that may change it).
+    #[inline]
+    fn note_acr(&mut self, now: SimTime) {
+        let acr = self.source.acr();
+        if acr != self.acr_last {
+            self.acr_integral += self.acr_last * (now - self.acr_since).as_secs_f64();
+            self.acr_last = acr;
+            self.acr_since = now;
+        }
+    }
+
+    /// The time-averaged ACR from 0 to `end`, cells/s.
+    pub fn mean_acr(&self, end: SimTime) -> f64 {
+        let total = (end - SimTime::ZERO).as_secs_f64();
+        if total <= 0.0 {
+            return self.acr_last;
+        }
+        (self.acr_integral + self.acr_last * (end - self.acr_since).as_secs_f64()) / total
+    }
+
+    fn has_data(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// When the next in-rate cell may go (rule 1): an ACR interval after the
+    /// last, not before `now`; `None` while in-rate sending is stopped.
+    fn next_slot_ps(&self, now: SimTime) -> Option<f64> {
+        let interval = self.source.cell_interval_ps()?;
+        let now = now.as_ps() as f64;
+        Some(self.last_ps.map_or(now, |last| (last + interval).max(now)))
+    }
+}
+
+/// How a switch output port takes part in ABR flow control.
+#[derive(Clone, Debug)]
+pub enum AbrControlConfig {
+    /// ERICA or ERICA+ with these parameters.
+    Erica(EricaParams),
+    /// A binary switch: data cells queued while the port's ABR queue holds
+    /// at least this many cells get EFCI set.
+    Efci {
+        /// The ABR queue at which marking starts, cells.
+        threshold: u32,
+    },
+}
+
+/// The ABR controller of one switch output port.
+#[derive(Clone, Debug)]
+pub enum AbrControl {
+    /// ERICA or ERICA+, and its interval deadline's event.
+    Erica(Box<Erica>, LazyTimer),
+    /// EFCI marking from this ABR queue on, and the cells marked.
+    Efci {
+        /// The ABR queue at which marking starts, cells.
+        threshold: u32,
+        /// Data cells marked so far.
+        marked: u64,
+    },
+}
+
+impl Simulation {
+    // ------------------------------------------------------------ end systems
+
+    /// Queues the `cells` cells of frame `pdu` at ABR end `e` for its
+    /// in-rate slots.
+    pub(super) fn abr_enqueue(&mut self, e: u32, pdu: PduId, cells: u32) {
+        let end = &mut self.abr_ends[e as usize];
+        end.waiting.push_back((pdu, cells));
+        end.waiting_cells += u64::from(cells);
+        self.abr_kick(e);
+    }
+
+    /// Schedules end `e`'s next in-rate slot if it has something to send (or
+    /// its next out-of-rate FRM while stopped).
+    fn abr_kick(&mut self, e: u32) {
+        let now = self.now;
+        let end = &mut self.abr_ends[e as usize];
+        end.note_acr(now);
+        match end.next_slot_ps(now) {
+            Some(at) if end.has_data() || end.destination.brm_waiting() => {
+                let t = SimTime::from_ps(at.ceil().min(u64::MAX as f64) as u64);
+                if let Some((t, g)) = end.in_rate.set(Some(t)) {
+                    self.queue.push(t, APP, Event::AbrSend(e, g));
+                }
+            }
+            Some(_) => {
+                end.in_rate.set(None);
+            }
+            None => {
+                end.in_rate.set(None);
+                let due = end.source.out_of_rate_due();
+                if let Some((t, g)) = end.out_of_rate.set(due) {
+                    self.queue.push(t, APP, Event::AbrOutOfRate(e, g));
+                }
+            }
+        }
+    }
+
+    /// End `e`'s in-rate slot: rule 3 picks an FRM, a turned-around BRM or
+    /// a data cell.
+    pub(super) fn on_abr_send(&mut self, e: u32, generation: u32) {
+        let now = self.now;
+        let end = &mut self.abr_ends[e as usize];
+        match end.in_rate.fire(now, generation) {
+            Firing::Stale => return,
+            Firing::Rearm(t, g) => {
+                self.queue.push(t, APP, Event::AbrSend(e, g));
+                return;
+            }
+            Firing::Due => {}
+        }
+        let Some(slot_ps) = end.next_slot_ps(now) else {
+            self.abr_kick(e); // stopped since: out of rate
+            return;
+        };
+        let (data, brm) = (end.has_data(), end.destination.brm_waiting());
+        let cell = match end.source.next_in_rate(now, data, brm) {
+            Some(InRate::Frm(rm)) => Some(self.abr_rm_cell(e, rm, false)),
+            Some(InRate::Brm) => {
+                let rm = self.abr_ends[e as usize].destination.take_brm().expect("a BRM was waiting");
+                Some(self.abr_rm_cell(e, rm, false))
+            }
+            Some(InRate::Data) => Some(self.abr_data_cell(e)),
+            None => None,
+        };
+        if let Some(cell) = cell.flatten() {
+            self.abr_ends[e as usize].last_ps = Some(slot_ps);
+            self.abr_offer(e, cell);
+        }
+        self.abr_kick(e);
+    }
+
+    /// End `e`'s out-of-rate FRM is due (rule 11).
+    pub(super) fn on_abr_out_of_rate(&mut self, e: u32, generation: u32) {
+        let now = self.now;
+        let end = &mut self.abr_ends[e as usize];
+        match end.out_of_rate.fire(now, generation) {
+            Firing::Stale => return,
+            Firing::Rearm(t, g) => {
+                self.queue.push(t, APP, Event::AbrOutOfRate(e, g));
+                return;
+            }
+            Firing::Due => {}
+        }
+        if let Some(rm) = end.source.next_out_of_rate(now)
+            && let Some(cell) = self.abr_rm_cell(e, rm, true)
+        {
+            self.abr_offer(e, cell);
+        }
+        self.abr_kick(e);
+    }
+
+    /// An RM cell of end `e`'s VC carrying `rm` (CLP = 1 out of rate), or
+    /// `None` when the RM table is full (the run then stops).
+    fn abr_rm_cell(&mut self, e: u32, rm: RmCell, out_of_rate: bool) -> Option<Cell> {
+        let end = &self.abr_ends[e as usize];
+        let vc = &self.hosts[end.host.idx()].vcs[end.vc as usize];
+        let (label, slot) = (vc.label, vc.slot);
+        let Some(id) = self.rms.insert(rm, 1, self.now) else {
+            self.stop(format!(
+                "stopped at t = {:.6} s: more than {} RM cells are in flight at once (the RM table is full)",
+                self.now.as_secs_f64(),
+                crate::pdu::MAX_PDUS_IN_FLIGHT
+            ));
+            return None;
+        };
+        self.counts.cells_created += 1;
+        Some(Cell { label, pdu: id, pti: Pti::RM, clp: out_of_rate, slot })
+    }
+
+    /// The next cell of the frame at the head of end `e`'s queue.
+    fn abr_data_cell(&mut self, e: u32) -> Option<Cell> {
+        let end = &mut self.abr_ends[e as usize];
+        let (pdu, left) = end.waiting.front_mut().expect("data was waiting");
+        let (pdu, last) = (*pdu, *left == 1);
+        *left -= 1;
+        if last {
+            end.waiting.pop_front();
+        }
+        end.waiting_cells -= 1;
+        let vc = &self.hosts[end.host.idx()].vcs[end.vc as usize];
+        let pti = if last { Pti::DATA_EOF } else { Pti::DATA }; // EFCI = 0 (rule 12)
+        Some(Cell { label: vc.label, pdu, pti, clp: false, slot: vc.slot })
+    }
+
+    fn abr_offer(&mut self, e: u32, cell: Cell) {
+        let port = self.hosts[self.abr_ends[e as usize].host.idx()].port.expect("a host with a VC has a link");
+        self.offer_at(port, self.now, cell);
+    }
+
+    /// An RM cell reached host `h` on its VC `vc`: a forward one is turned
+    /// around for this end's source to send back; a backward one sets this
+    /// end's ACR.
+    pub(super) fn rm_at_host(&mut self, h: HostId, vc: u32, id: PduId) {
+        let rm = self.rms.get(id).expect("an arriving RM cell's fields are live").payload;
+        self.rms.settle_cell(id);
+        let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr else {
+            return; // not an ABR VC at this host: nothing acts on it
+        };
+        let end = &mut self.abr_ends[e as usize];
+        match rm.dir {
+            Direction::Forward => {
+                end.destination.on_forward_rm(&rm);
+            }
+            Direction::Backward => {
+                end.source.on_backward_rm(self.now, &rm);
+            }
+        }
+        self.abr_kick(e);
+    }
+
+    /// A data cell of an AAL5 frame reached host `h` on its VC `vc` (before
+    /// AAL5 sees it): the ABR destination notes its EFCI bit (rule 1).
+    pub(super) fn data_cell_at_host(&mut self, h: HostId, vc: u32, cell: Cell) {
+        if let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr {
+            self.abr_ends[e as usize].destination.on_data_cell(cell.pti.efci());
+        }
+    }
+
+    // ------------------------------------------------------------ switches
+
+    /// A cell is offered to port `p` at `at`: the port's ABR controller
+    /// counts it (and an EFCI switch may mark it).
+    #[inline]
+    pub(super) fn abr_on_offer(&mut self, p: PortId, at: SimTime, cell: &mut Cell) {
+        let category = self.ports[p.idx()].vcs[cell.slot as usize].category;
+        let Some(control) = &mut self.abr_control[p.idx()] else { return };
+        match control {
+            AbrControl::Erica(erica, timer) => match category {
+                ServiceCategory::Abr => {
+                    let ccr = match cell.carries() {
+                        Carries::Rm(id) => {
+                            let rm = self.rms.get(id).expect("a queued RM cell's fields are live").payload;
+                            (rm.dir == Direction::Forward).then_some(rm.ccr)
+                        }
+                        Carries::Frame(_) | Carries::Nothing => None,
+                    };
+                    if erica.on_abr_cell(at, cell.slot as usize, ccr) {
+                        let queue = self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, at);
+                        erica.end_interval(at, queue);
+                        if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
+                            self.queue.push(t, APP, Event::AbrInterval(p, g));
+                        }
+                    }
+                }
+                ServiceCategory::Cbr | ServiceCategory::Vbr => erica.on_high_priority_cell(at),
+                ServiceCategory::Ubr => {}
+            },
+            AbrControl::Efci { threshold, marked } => {
+                if category == ServiceCategory::Abr
+                    && cell.pti.is_user_data()
+                    && self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, at) >= *threshold
+                {
+                    cell.pti = cell.pti.with_efci();
+                    *marked += 1;
+                }
+            }
+        }
+    }
+
+    /// A backward RM cell leaves a switch by port `p` (VC index `slot`):
+    /// the controller of the VC's opposite port at that switch writes its
+    /// explicit rate.
+    #[inline]
+    pub(super) fn abr_on_backward_rm(&mut self, p: PortId, slot: u16, at: SimTime, id: PduId) {
+        let Some((f, fs)) = self.ports[p.idx()].vcs[slot as usize].feedback else { return };
+        if let Some(AbrControl::Erica(erica, _)) = &mut self.abr_control[f.idx()]
+            && let Some(rm) = self.rms.get_mut(id)
+            && rm.payload.dir == Direction::Backward
+        {
+            erica.on_backward_rm(at, fs as usize, &mut rm.payload);
+        }
+    }
+
+    /// Port `p`'s averaging interval reached its time bound.
+    pub(super) fn on_abr_interval(&mut self, p: PortId, generation: u32) {
+        let now = self.now;
+        let queue = self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now);
+        let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else { return };
+        match timer.fire(now, generation) {
+            Firing::Stale => {}
+            Firing::Rearm(t, g) => self.queue.push(t, APP, Event::AbrInterval(p, g)),
+            Firing::Due => {
+                erica.end_interval(now, queue);
+                if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
+                    self.queue.push(t, APP, Event::AbrInterval(p, g));
+                }
+            }
+        }
+    }
+
+    /// The controllers of the ports configured with one, made once the
+    /// ports' VCs are known; their first deadlines are scheduled.
+    pub(super) fn start_abr_control(&mut self, configs: Vec<(PortId, AbrControlConfig)>) {
+        if configs.is_empty() {
+            return; // `abr_control` stays empty: the cell path skips ABR at no cost
+        }
+        self.abr_control = vec![None; self.ports.len()];
+        for (p, config) in configs {
+            let port = &self.ports[p.idx()];
+            let control = match config {
+                AbrControlConfig::Erica(params) => {
+                    let cell_rate = port.rate.bps() as f64 / CELL_BITS as f64;
+                    let erica = Erica::new(params, cell_rate, port.vcs.len(), SimTime::ZERO)
+                        .expect("checked by NetworkBuilder::set_abr_control");
+                    let mut timer = LazyTimer::default();
+                    if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
+                        self.queue.push(t, APP, Event::AbrInterval(p, g));
+                    }
+                    AbrControl::Erica(Box::new(erica), timer)
+                }
+                AbrControlConfig::Efci { threshold } => AbrControl::Efci { threshold, marked: 0 },
+            };
+            self.abr_control[p.idx()] = Some(control);
+        }
+    }
+
+    /// Cells of frames waiting at ABR sources for their in-rate slots.
+    pub(super) fn abr_waiting_cells(&self) -> u64 {
+        self.abr_ends.iter().map(|e| e.waiting_cells).sum()
+    }
+
+    /// The results of the ABR ends.
+    pub(super) fn abr_results(&self) -> Vec<super::AbrResult> {
+        let bps = |cells_per_s: f64| cells_per_s * CELL_BITS as f64;
+        self.abr_ends
+            .iter()
+            .map(|e| {
+                let (s, d) = (&e.source.stats, &e.destination.stats);
+                super::AbrResult {
+                    name: e.name.clone(),
+                    host: self.hosts[e.host.idx()].name.clone(),
+                    acr_bps: bps(e.source.acr()),
+                    mean_acr_bps: bps(e.mean_acr(self.end)),
+                    last_er_bps: e.source.last_er().map(bps),
+                    data_cells: s.data_cells,
+                    frms_in_rate: s.frms_in_rate,
+                    frms_out_of_rate: s.frms_out_of_rate,
+                    brms_received: s.brms_received,
+                    brms_sent: d.brms_sent,
+                    brms_overwritten: d.overwritten,
+                    adtf_cuts: s.adtf_cuts,
+                    crm_cuts: s.crm_cuts,
+                    cells_waiting: e.waiting_cells,
+                }
+            })
+            .collect()
+    }
+
+    /// The results of the ports' ABR controllers.
+    pub(super) fn abr_port_results(&self) -> Vec<super::AbrPortResult> {
+        let bps = |cells_per_s: f64| cells_per_s * CELL_BITS as f64;
+        self.abr_control
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((i, c.as_ref()?)))
+            .map(|(i, c)| {
+                let port = self.ports[i].name.clone();
+                match c {
+                    AbrControl::Erica(erica, _) => super::AbrPortResult {
+                        port,
+                        algorithm: match erica.params().variant {
+                            Variant::EricaPlus(_) => "erica_plus",
+                            Variant::Erica { .. } => "erica",
+                        },
+                        intervals: erica.intervals_ended(),
+                        load_factor: finite(erica.load_factor()),
+                        abr_capacity_bps: finite(erica.abr_capacity()).map(bps),
+                        fair_share_bps: finite(erica.fair_share()).map(bps),
+                        high_priority_bps: finite(erica.high_priority_rate()).map(bps),
+                        active_vcs: finite(erica.active_vcs()),
+                        efci_marked: 0,
+                    },
+                    AbrControl::Efci { marked, .. } => super::AbrPortResult {
+                        port,
+                        algorithm: "efci",
+                        intervals: 0,
+                        load_factor: None,
+                        abr_capacity_bps: None,
+                        fair_share_bps: None,
+                        high_priority_bps: None,
+                        active_vcs: None,
+                        efci_marked: *marked,
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// `Some(x)` if `x` is finite (JSON has no infinity).
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }

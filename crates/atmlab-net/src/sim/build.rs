@@ -5,6 +5,7 @@
 //! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
 //! position in the scenario file.
 
+use super::abr::{AbrControlConfig, AbrEnd};
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
@@ -153,6 +154,15 @@ pub enum BuildError {
     /// Frames of no cells.
     #[error("a frame has at least one cell")]
     FrameCells,
+    /// ABR on a VC that cannot carry it.
+    #[error("{0}")]
+    Abr(String),
+    /// Bad ABR source parameters.
+    #[error(transparent)]
+    AbrParams(#[from] crate::abr::source::AbrParamError),
+    /// Bad ERICA parameters for a port.
+    #[error(transparent)]
+    Erica(#[from] crate::abr::erica::EricaParamError),
     /// A packet that does not fit the MTU.
     #[error(
         "{what} of {bytes} bytes does not fit the MTU of {mtu} bytes at host {host} (fragmentation is not modelled yet)"
@@ -226,6 +236,10 @@ pub enum EfficiencyCapacity {
     /// The link's cell rate less the mean rate of the ON/OFF sources that
     /// cross it (97-0424 s4.2: "80.5% of 50% of 155.52 Mbps").
     LeftByOnoff,
+    /// The link's cell rate less the measured throughput of the cell
+    /// sources that cross it (97-0177R2 s7.1: "ABR capacity" = 149.76 Mbit/s
+    /// less the measured VBR throughput).
+    LeftByMeasured,
 }
 
 /// Assembles a [`Simulation`].
@@ -253,6 +267,10 @@ pub struct NetworkBuilder {
     pub(super) probes: Vec<ProbeSpec>,
     pub(super) upcs: Vec<Upc>,
     pub(super) max_cells_held: u64,
+    /// The host ends of ABR VCs (two per VC).
+    pub(super) abr_ends: Vec<AbrEnd>,
+    /// The switch output ports with an ABR controller.
+    pub(super) abr_controls: Vec<(PortId, AbrControlConfig)>,
 }
 
 /// A policer and where it sits.
@@ -291,6 +309,8 @@ impl NetworkBuilder {
             probes: Vec::new(),
             upcs: Vec::new(),
             max_cells_held: super::DEFAULT_MAX_CELLS_HELD,
+            abr_ends: Vec::new(),
+            abr_controls: Vec::new(),
         }
     }
 
@@ -654,7 +674,7 @@ impl NetworkBuilder {
 
     fn add_host_vc(&mut self, host: HostId, label: VcLabel) -> u32 {
         let h = &mut self.hosts[host.idx()];
-        h.vcs.push(HostVc { label, slot: 0, reassembler: Reassembler::new(), cell_sink: None });
+        h.vcs.push(HostVc { label, slot: 0, reassembler: Reassembler::new(), cell_sink: None, abr: None });
         h.vcs.len() as u32 - 1
     }
 
@@ -862,6 +882,11 @@ impl NetworkBuilder {
 
     fn add_cell_app(&mut self, name: &str, vc: &VcHandle) -> Result<u32, BuildError> {
         self.check_fits(vc.src, "a cell", 0)?;
+        if self.hosts[vc.src.host.idx()].vcs[vc.src.vc as usize].abr.is_some() {
+            return Err(BuildError::Abr(
+                "a cell source cannot send on an ABR VC (its cells would bypass the ABR source's rate)".into(),
+            ));
+        }
         let app = self.cell_apps.len() as u32;
         self.cell_apps.push(CellApp {
             name: name.to_owned(),
@@ -885,6 +910,70 @@ impl NetworkBuilder {
             first,
             batch: 1,
         });
+    }
+
+    /// Makes `vc` an ABR VC: each direction gets a TM 4.0 source with
+    /// `params` at the end that sends it and a destination at the end that
+    /// receives it (rules 1-13; see `sim/abr.rs`). The VC must be duplex
+    /// (the RM cells come back on it) and of the ABR category, and carry no
+    /// cell source. PCR may not exceed either host's link.
+    pub fn set_abr(
+        &mut self,
+        name: &str,
+        vc: &VcHandle,
+        params: &crate::abr::source::AbrParams,
+    ) -> Result<(), BuildError> {
+        use crate::abr::source::{AbrParamError, AbrSource};
+        if !vc.duplex {
+            return Err(BuildError::Abr("an ABR VC must be duplex: its RM cells come back on it".into()));
+        }
+        let category = self.ports[vc.forward[0].idx()].vcs[vc.forward_slots[0] as usize].category;
+        if category != ServiceCategory::Abr {
+            return Err(BuildError::Abr(format!("the VC's service category is {category}, not abr")));
+        }
+        if self.sources.iter().any(|s| s.src == vc.src || s.src == vc.dst) {
+            return Err(BuildError::Abr(
+                "a cell source cannot send on an ABR VC (its cells would bypass the ABR source's rate)".into(),
+            ));
+        }
+        for end in [vc.src, vc.dst] {
+            let host = &self.hosts[end.host.idx()];
+            let port = host.port.ok_or_else(|| BuildError::HostWithoutLink(host.name.clone()))?;
+            let link = self.ports[port.idx()].rate.bps() as f64 / atmlab_engine::CELL_BITS as f64;
+            if params.pcr > link * (1.0 + 1e-12) {
+                return Err(BuildError::AbrParams(AbrParamError {
+                    name: "PCR",
+                    value: format!("{} cells/s", params.pcr),
+                    range: "at most the cell rate of the host's link",
+                }));
+            }
+        }
+        for (end, direction) in [(vc.src, "forward"), (vc.dst, "backward")] {
+            let source = AbrSource::new(*params, SimTime::ZERO)?;
+            let e = self.abr_ends.len() as u32;
+            self.abr_ends.push(AbrEnd::new(format!("{name}:{direction}"), end.host, end.vc, source));
+            self.hosts[end.host.idx()].vcs[end.vc as usize].abr = Some(e);
+        }
+        Ok(())
+    }
+
+    /// Gives switch output port `port` an ABR controller (ERICA, ERICA+ or
+    /// an EFCI-marking switch). It acts on the port's ABR VCs; it needs no
+    /// VC to exist yet.
+    pub fn set_abr_control(&mut self, port: PortId, config: AbrControlConfig) -> Result<(), BuildError> {
+        if !matches!(self.port_owner[port.idx()], NodeRef::Switch(_)) {
+            return Err(BuildError::Abr(format!(
+                "port {} is not a switch's: only switches run ABR control",
+                self.ports[port.idx()].name
+            )));
+        }
+        if let AbrControlConfig::Erica(params) = &config {
+            let cell_rate = self.ports[port.idx()].rate.bps() as f64 / atmlab_engine::CELL_BITS as f64;
+            crate::abr::erica::Erica::new(*params, cell_rate, 0, SimTime::ZERO)?;
+        }
+        self.abr_controls.retain(|(p, _)| *p != port);
+        self.abr_controls.push((port, config));
+        Ok(())
     }
 
     /// Finishes the network: a simulation of `duration` ready to run.

@@ -64,9 +64,11 @@ impl Simulation {
             time_s: self.now.as_secs_f64(),
             cells_held: self.ports.iter().map(|p| p.held_cells()).sum(),
             cell_capacity: self.ports.iter().map(|p| p.cell_capacity()).sum(),
-            cells_at_hosts: self.hosts.iter().map(|h| h.tx_cells).sum(),
-            datagrams_waiting: hosts.clone().map(|h| (h.tx.len() + h.rx.len()) as u64).sum(),
-            datagram_capacity: hosts.map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum(),
+            cells_at_hosts: self.hosts.iter().map(|h| h.tx_cells).sum::<u64>() + self.abr_waiting_cells(),
+            datagrams_waiting: hosts.clone().map(|h| (h.tx.len() + h.rx.len()) as u64).sum::<u64>()
+                + self.abr_ends.iter().map(|e| e.waiting.len() as u64).sum::<u64>(),
+            datagram_capacity: hosts.map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum::<u64>()
+                + self.abr_ends.iter().map(|e| e.waiting.capacity() as u64).sum::<u64>(),
             pdus_live: self.pdus.in_flight() as u64,
             pdu_slots: self.pdus.slots() as u64,
             events_pending: self.queue.len() as u64,
@@ -97,6 +99,13 @@ impl Simulation {
             total += h.tx_cells;
             if h.tx_cells > worst.0 {
                 worst = (h.tx_cells, format!("host {}'s sending CPU (datagrams waiting)", h.name));
+            }
+        }
+        for e in &self.abr_ends {
+            total += e.waiting_cells;
+            if e.waiting_cells > worst.0 {
+                let host = &self.hosts[e.host.idx()].name;
+                worst = (e.waiting_cells, format!("host {host}'s ABR source (frames waiting for their rate)"));
             }
         }
         self.guard_next = self.counts.cells_created.saturating_add(guard_step(self.max_cells_held));

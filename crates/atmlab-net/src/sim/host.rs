@@ -27,6 +27,9 @@ pub struct HostVc {
     /// The application of cell sources whose cells arrive on this VC, if
     /// any (they are no frames; the host only counts them).
     pub cell_sink: Option<u32>,
+    /// The ABR end that sends on this VC, if it is an ABR VC: the frames
+    /// the transport sends wait there for the source's in-rate slots.
+    pub abr: Option<u32>,
 }
 
 /// Counters of a host's receiving side.
@@ -331,7 +334,7 @@ impl Simulation {
         let host = &self.hosts[from.host.idx()];
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
-        let (label, slot) = (vc.label, vc.slot);
+        let (label, slot, abr) = (vc.label, vc.slot, vc.abr);
         let Some(pdu) = self.pdus.insert(datagram, cells, created) else {
             self.stop(format!(
                 "stopped at t = {:.6} s: more than {} AAL5 frames are in flight at once (the PDU table is \
@@ -343,6 +346,10 @@ impl Simulation {
             return;
         };
         self.counts.cells_created += u64::from(cells);
+        if let Some(e) = abr {
+            self.abr_enqueue(e, pdu, cells);
+            return;
+        }
         for i in 1..=cells {
             let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
             self.offer_at(port, self.now, Cell { label, pdu, pti, clp: false, slot });

@@ -37,6 +37,7 @@ mod sources;
 mod timer;
 mod transport;
 
+pub use abr::{AbrControl, AbrControlConfig, AbrEnd};
 pub use apps::{Dist, TcpConn, UdpCbr, UdpStats, VcEnd};
 pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
@@ -45,10 +46,10 @@ pub use build::{
 pub use datagram::{Datagram, Endpoint, Payload};
 pub use guard::{DEFAULT_MAX_CELLS_HELD, Footprint};
 pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
-pub use probes::{ConnQuantity, PortQuantity, ProbeKind, ProbeSpec, ProbeTarget};
+pub use probes::{AbrQuantity, ConnQuantity, EricaQuantity, PortQuantity, ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
-    CategoryResult, CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts, HostResult, PortResult,
-    RunResult, SeriesResult, SimulationError, UdpFlowResult, UpcResult,
+    AbrPortResult, AbrResult, CategoryResult, CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts,
+    HostResult, PortResult, RunResult, SeriesResult, SimulationError, UdpFlowResult, UpcResult,
 };
 
 pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Pattern, Piecewise};
@@ -84,6 +85,9 @@ enum Event {
     Probe(u32),
     HostTx(HostId),
     HostRx(HostId),
+    AbrSend(u32, u32),
+    AbrOutOfRate(u32, u32),
+    AbrInterval(PortId, u32),
 }
 
 /// What identifies a run besides its network.
@@ -111,6 +115,10 @@ pub struct Simulation {
     flows: Vec<UdpCbr>,
     sources: Vec<CellSource>,
     cell_apps: Vec<CellApp>,
+    /// The host ends of ABR VCs.
+    abr_ends: Vec<abr::AbrEnd>,
+    /// The ABR controller of each port, if it has one.
+    abr_control: Vec<Option<abr::AbrControl>>,
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
@@ -156,6 +164,7 @@ struct Counts {
 impl Simulation {
     fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
         Self::plan(&mut b);
+        let abr_controls = std::mem::take(&mut b.abr_controls);
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
         let mut sim = Simulation {
             meta,
@@ -170,6 +179,8 @@ impl Simulation {
             flows: b.flows,
             sources: b.sources,
             cell_apps: b.cell_apps,
+            abr_ends: b.abr_ends,
+            abr_control: Vec::new(),
             pdus: PduTable::new(),
             rms: PduTable::new(),
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
@@ -200,6 +211,7 @@ impl Simulation {
         for i in 0..sim.probes.len() {
             sim.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
         }
+        sim.start_abr_control(abr_controls);
         sim
     }
 
@@ -254,13 +266,22 @@ impl Simulation {
                 _ => None,
             })
             .collect();
+        // An ABR controller reads the load of its port and writes ER into the
+        // backward RM cells entering its switch when they arrive, so no port
+        // of a switch with one takes cells ahead of time.
+        let controlled: std::collections::BTreeSet<NodeRef> =
+            b.abr_controls.iter().map(|(p, _)| b.port_owner[p.idx()]).collect();
         let eager_target: Vec<bool> = b
             .ports
             .iter()
             .zip(&feeders)
             .enumerate()
             .map(|(i, (q, f))| {
-                elide && q.mode() == crate::atm::PortMode::Pipelined && f.len() <= 1 && !probed.contains(&i)
+                elide
+                    && q.mode() == crate::atm::PortMode::Pipelined
+                    && f.len() <= 1
+                    && !probed.contains(&i)
+                    && !controlled.contains(&b.port_owner[i])
             })
             .collect();
         // A cell source may hand its adapter cells ahead of time only if it is
@@ -384,10 +405,15 @@ impl Simulation {
                 Event::Probe(i) => self.on_probe(i),
                 Event::HostTx(h) => self.on_host_tx(h),
                 Event::HostRx(h) => self.on_host_rx(h),
+                Event::AbrSend(e, g) => self.on_abr_send(e, g),
+                Event::AbrOutOfRate(e, g) => self.on_abr_out_of_rate(e, g),
+                Event::AbrInterval(p, g) => self.on_abr_interval(p, g),
             }
         }
     }
 }
 
+#[cfg(test)]
+mod abr_tests;
 #[cfg(test)]
 mod tests;

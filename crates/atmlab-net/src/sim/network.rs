@@ -97,13 +97,19 @@ impl Simulation {
                 }
             }
         }
+        if !self.abr_control.is_empty() && cell.pti.is_rm() {
+            self.abr_on_backward_rm(port, slot, at, cell.pdu);
+        }
         self.offer_at(port, at, Cell { label, slot, ..cell });
     }
 
     /// Offers `cell` to port `p` as arriving at `at` (now, or later for an
     /// eager hop).
     #[inline]
-    pub(super) fn offer_at(&mut self, p: PortId, at: SimTime, cell: Cell) {
+    pub(super) fn offer_at(&mut self, p: PortId, at: SimTime, mut cell: Cell) {
+        if !self.abr_control.is_empty() {
+            self.abr_on_offer(p, at, &mut cell);
+        }
         match self.ports[p.idx()].offer(at, cell) {
             Offer::Queued { wake: Some(t) } => self.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}

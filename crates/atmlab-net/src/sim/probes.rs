@@ -13,8 +13,9 @@
 //! can fall through to another's reading.
 
 use super::{Event, PROBE, Simulation};
+use crate::atm::ServiceCategory;
 use crate::ids::{ConnId, FlowId, PortId};
-use atmlab_engine::{Duration, SimTime};
+use atmlab_engine::{CELL_BITS, Duration, SimTime};
 use serde::{Deserialize, Serialize};
 
 /// What a probe measures: the names scenarios and results use.
@@ -39,6 +40,26 @@ pub enum ProbeKind {
     Drops,
     /// Fraction of a port's cell slots used in the interval.
     Utilization,
+    /// Cells of ABR VCs queued at a port (instantaneous).
+    AbrQueue,
+    /// Cells of VBR VCs queued at a port (instantaneous).
+    VbrQueue,
+    /// An ABR source's allowed cell rate (bit/s of 53-byte cells).
+    Acr,
+    /// The explicit rate of the last backward RM cell an ABR source
+    /// received (bit/s; 0 before the first).
+    Er,
+    /// An ERICA port's measured CBR and VBR rate of its last interval (bit/s).
+    HpRate,
+    /// An ERICA port's load factor of its last interval.
+    LoadFactor,
+    /// An ERICA port's target ABR capacity of its last interval (bit/s).
+    AbrCapacity,
+    /// An ERICA port's fair share of its last interval (bit/s).
+    FairShare,
+    /// Cells received from a cell-source application in the interval, as
+    /// bit/s of 53-byte cells.
+    CellRate,
 }
 
 impl ProbeKind {
@@ -48,8 +69,14 @@ impl ProbeKind {
             ProbeKind::Cwnd | ProbeKind::Ssthresh => "bytes",
             ProbeKind::Rto | ProbeKind::Srtt => "s",
             ProbeKind::Goodput => "bit/s",
-            ProbeKind::Queue | ProbeKind::Drops => "cells",
-            ProbeKind::Utilization => "fraction",
+            ProbeKind::Queue | ProbeKind::Drops | ProbeKind::AbrQueue | ProbeKind::VbrQueue => "cells",
+            ProbeKind::Utilization | ProbeKind::LoadFactor => "fraction",
+            ProbeKind::Acr
+            | ProbeKind::Er
+            | ProbeKind::HpRate
+            | ProbeKind::AbrCapacity
+            | ProbeKind::FairShare
+            | ProbeKind::CellRate => "bit/s",
         }
     }
     /// The name used in scenarios.
@@ -63,6 +90,15 @@ impl ProbeKind {
             ProbeKind::Queue => "queue",
             ProbeKind::Drops => "drops",
             ProbeKind::Utilization => "utilization",
+            ProbeKind::AbrQueue => "abr_queue",
+            ProbeKind::VbrQueue => "vbr_queue",
+            ProbeKind::Acr => "acr",
+            ProbeKind::Er => "er",
+            ProbeKind::HpRate => "hp_rate",
+            ProbeKind::LoadFactor => "load_factor",
+            ProbeKind::AbrCapacity => "abr_capacity",
+            ProbeKind::FairShare => "fair_share",
+            ProbeKind::CellRate => "cell_rate",
         }
     }
     /// The quantity of a TCP connection this kind measures, if it measures one.
@@ -73,7 +109,7 @@ impl ProbeKind {
             ProbeKind::Rto => Some(ConnQuantity::Rto),
             ProbeKind::Srtt => Some(ConnQuantity::Srtt),
             ProbeKind::Goodput => Some(ConnQuantity::Goodput),
-            ProbeKind::Queue | ProbeKind::Drops | ProbeKind::Utilization => None,
+            _ => None,
         }
     }
     /// Whether this kind measures a UDP flow (its goodput).
@@ -86,8 +122,33 @@ impl ProbeKind {
             ProbeKind::Queue => Some(PortQuantity::Queue),
             ProbeKind::Drops => Some(PortQuantity::Drops),
             ProbeKind::Utilization => Some(PortQuantity::Utilization),
-            ProbeKind::Cwnd | ProbeKind::Ssthresh | ProbeKind::Rto | ProbeKind::Srtt | ProbeKind::Goodput => None,
+            ProbeKind::AbrQueue => Some(PortQuantity::CategoryQueue(ServiceCategory::Abr)),
+            ProbeKind::VbrQueue => Some(PortQuantity::CategoryQueue(ServiceCategory::Vbr)),
+            ProbeKind::HpRate => Some(PortQuantity::Erica(EricaQuantity::HighPriorityRate)),
+            ProbeKind::LoadFactor => Some(PortQuantity::Erica(EricaQuantity::LoadFactor)),
+            ProbeKind::AbrCapacity => Some(PortQuantity::Erica(EricaQuantity::AbrCapacity)),
+            ProbeKind::FairShare => Some(PortQuantity::Erica(EricaQuantity::FairShare)),
+            _ => None,
         }
+    }
+
+    /// Whether this kind reads an ERICA controller (the port must have one).
+    pub fn needs_erica(self) -> bool {
+        matches!(self.of_port(), Some(PortQuantity::Erica(_)))
+    }
+
+    /// The quantity of an ABR source this kind measures, if it measures one.
+    pub fn of_abr(self) -> Option<AbrQuantity> {
+        match self {
+            ProbeKind::Acr => Some(AbrQuantity::Acr),
+            ProbeKind::Er => Some(AbrQuantity::Er),
+            _ => None,
+        }
+    }
+
+    /// Whether this kind measures a cell-source application (its cell rate).
+    pub fn of_cell_app(self) -> bool {
+        self == ProbeKind::CellRate
     }
 }
 
@@ -115,6 +176,33 @@ pub enum PortQuantity {
     Drops,
     /// Share of slots used.
     Utilization,
+    /// Cells of one service category queued.
+    CategoryQueue(ServiceCategory),
+    /// A reading of the port's ERICA controller.
+    Erica(EricaQuantity),
+}
+
+/// What a probe can read of an ERICA or ERICA+ controller (its last
+/// averaging interval).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EricaQuantity {
+    /// Measured CBR and VBR rate.
+    HighPriorityRate,
+    /// Load factor z.
+    LoadFactor,
+    /// Target ABR capacity.
+    AbrCapacity,
+    /// Fair share.
+    FairShare,
+}
+
+/// What a probe can measure of an ABR source.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AbrQuantity {
+    /// Allowed cell rate.
+    Acr,
+    /// The last explicit rate received.
+    Er,
 }
 
 /// What a probe watches.
@@ -126,6 +214,10 @@ pub enum ProbeTarget {
     Flow(FlowId),
     /// A quantity of an output port.
     Port(PortId, PortQuantity),
+    /// A quantity of an ABR source (an index into the ABR ends).
+    Abr(u32, AbrQuantity),
+    /// The received cell rate of a cell-source application.
+    CellApp(u32),
 }
 
 impl ProbeTarget {
@@ -144,7 +236,18 @@ impl ProbeTarget {
                 PortQuantity::Queue => ProbeKind::Queue,
                 PortQuantity::Drops => ProbeKind::Drops,
                 PortQuantity::Utilization => ProbeKind::Utilization,
+                PortQuantity::CategoryQueue(ServiceCategory::Vbr) => ProbeKind::VbrQueue,
+                PortQuantity::CategoryQueue(_) => ProbeKind::AbrQueue,
+                PortQuantity::Erica(e) => match e {
+                    EricaQuantity::HighPriorityRate => ProbeKind::HpRate,
+                    EricaQuantity::LoadFactor => ProbeKind::LoadFactor,
+                    EricaQuantity::AbrCapacity => ProbeKind::AbrCapacity,
+                    EricaQuantity::FairShare => ProbeKind::FairShare,
+                },
             },
+            ProbeTarget::Abr(_, AbrQuantity::Acr) => ProbeKind::Acr,
+            ProbeTarget::Abr(_, AbrQuantity::Er) => ProbeKind::Er,
+            ProbeTarget::CellApp(_) => ProbeKind::CellRate,
         }
     }
 }
@@ -208,9 +311,36 @@ impl Simulation {
                 }
             }
             ProbeTarget::Flow(f) => probe.rate_bps(self.flows[f.idx()].stats.bytes_received),
+            ProbeTarget::Abr(e, aq) => {
+                let source = &self.abr_ends[e as usize].source;
+                let cells_per_s = match aq {
+                    AbrQuantity::Acr => source.acr(),
+                    AbrQuantity::Er => source.last_er().unwrap_or(0.0),
+                };
+                cells_per_s * CELL_BITS as f64
+            }
+            ProbeTarget::CellApp(a) => {
+                let cells = probe.delta(self.cell_apps[a as usize].received);
+                cells as f64 * CELL_BITS as f64 / probe.spec.interval.as_secs_f64()
+            }
+            ProbeTarget::Port(q, PortQuantity::Erica(eq)) => match self.abr_control.get(q.idx()) {
+                Some(Some(super::AbrControl::Erica(erica, _))) => {
+                    let v = match eq {
+                        EricaQuantity::HighPriorityRate => erica.high_priority_rate() * CELL_BITS as f64,
+                        EricaQuantity::LoadFactor => erica.load_factor(),
+                        EricaQuantity::AbrCapacity => erica.abr_capacity() * CELL_BITS as f64,
+                        EricaQuantity::FairShare => erica.fair_share() * CELL_BITS as f64,
+                    };
+                    // JSON has no infinity (a load factor with no capacity).
+                    if v.is_finite() { v } else { f64::MAX }
+                }
+                _ => 0.0, // the scenario layer only probes ports with ERICA
+            },
             ProbeTarget::Port(q, pq) => {
                 let port = &mut self.ports[q.idx()];
                 match pq {
+                    PortQuantity::Erica(_) => unreachable!("matched above"),
+                    PortQuantity::CategoryQueue(cat) => f64::from(port.category_queued_at(cat, now)),
                     PortQuantity::Queue => f64::from(port.queued_at(now)),
                     PortQuantity::Drops => probe.delta(port.dropped()) as f64,
                     PortQuantity::Utilization => {

@@ -18,9 +18,10 @@
 //! that names a row of a per-connection, -flow, -port or -host table.
 
 use super::Simulation;
+use super::TcpConn;
 use super::probes::ProbeTarget;
 use crate::aal5::tcp_payload_efficiency;
-use atmlab_engine::jain_fairness;
+use atmlab_engine::{CELL_BITS, jain_fairness};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -225,6 +226,66 @@ pub struct CategoryResult {
     pub mean_queue: f64,
 }
 
+/// One ABR source (one direction of an ABR VC) and the destination
+/// opposite it at the same host.
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct AbrResult {
+    /// `"<vc>:forward"` (sent by the VC's first host) or `"<vc>:backward"`.
+    #[schemars(extend("x-key" = true))]
+    pub name: String,
+    /// The host whose source this is.
+    pub host: String,
+    /// Allowed cell rate at the end, bit/s of 53-byte cells.
+    pub acr_bps: f64,
+    /// Time-averaged allowed cell rate, bit/s.
+    pub mean_acr_bps: f64,
+    /// The explicit rate of the last backward RM cell received, bit/s.
+    pub last_er_bps: Option<f64>,
+    /// Data cells sent in rate.
+    pub data_cells: u64,
+    /// Forward RM cells sent in rate.
+    pub frms_in_rate: u64,
+    /// Forward RM cells sent out of rate (ACR below TCR, rule 11).
+    pub frms_out_of_rate: u64,
+    /// Backward RM cells received (the feedback of this direction).
+    pub brms_received: u64,
+    /// Turned-around RM cells sent back for the other direction.
+    pub brms_sent: u64,
+    /// Turned-around RM cells overwritten by a newer one before they left.
+    pub brms_overwritten: u64,
+    /// ACR cuts to ICR by rule 5 (idle longer than ADTF).
+    pub adtf_cuts: u64,
+    /// ACR cuts by rule 6 (CRM forward RM cells without feedback).
+    pub crm_cuts: u64,
+    /// Data cells still waiting for their rate at the end.
+    pub cells_waiting: u64,
+}
+
+/// The ABR controller of one switch output port, as it stood at the end of
+/// its last averaging interval.
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct AbrPortResult {
+    /// The port.
+    #[schemars(extend("x-key" = true))]
+    pub port: String,
+    /// `erica_plus`, `erica` or `efci`.
+    pub algorithm: &'static str,
+    /// Averaging intervals ended (ERICA, ERICA+).
+    pub intervals: u64,
+    /// Load factor z of the last interval (ERICA, ERICA+).
+    pub load_factor: Option<f64>,
+    /// Target ABR capacity of the last interval, bit/s (ERICA, ERICA+).
+    pub abr_capacity_bps: Option<f64>,
+    /// Fair share of the last interval, bit/s (ERICA, ERICA+).
+    pub fair_share_bps: Option<f64>,
+    /// Measured higher-priority (CBR, VBR) rate of the last interval, bit/s.
+    pub high_priority_bps: Option<f64>,
+    /// Active VCs counted in the last interval.
+    pub active_vcs: Option<f64>,
+    /// Data cells marked with EFCI (EFCI switches).
+    pub efci_marked: u64,
+}
+
 /// One probe's time series.
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct SeriesResult {
@@ -299,6 +360,10 @@ pub struct RunResult {
     pub udp_flows: Vec<UdpFlowResult>,
     /// ON/OFF cell sources.
     pub cell_sources: Vec<CellSourceResult>,
+    /// ABR end systems: the source of each direction of each ABR VC.
+    pub abr: Vec<AbrResult>,
+    /// ABR controllers of switch ports (ERICA, ERICA+, EFCI).
+    pub abr_ports: Vec<AbrPortResult>,
     /// Usage parameter control, one entry per policed VC.
     pub upc: Vec<UpcResult>,
     /// Output ports (hosts' adapters and switch ports).
@@ -398,10 +463,21 @@ impl Simulation {
 
         let efficiency_basis = self.efficiency.port.filter(|_| !self.conns.is_empty()).map(|p| {
             let port = &self.ports[p.idx()];
+            // An ABR VC spends one in-rate cell in Nrm on forward RM cells.
+            let rm_share = |c: &TcpConn| {
+                let vc = &self.hosts[c.src.host.idx()].vcs[c.src.vc as usize];
+                vc.abr.map_or(1.0, |e| {
+                    let nrm = self.abr_ends[e as usize].source.params().nrm;
+                    1.0 - 1.0 / f64::from(nrm)
+                })
+            };
             let payload_fraction = self
                 .conns
                 .iter()
-                .map(|c| tcp_payload_efficiency(c.sender.config().mss, self.hosts[c.src.host.idx()].encapsulation))
+                .map(|c| {
+                    tcp_payload_efficiency(c.sender.config().mss, self.hosts[c.src.host.idx()].encapsulation)
+                        * rm_share(c)
+                })
                 .fold(0.0, f64::max);
             let background_bps = match self.efficiency.capacity {
                 super::EfficiencyCapacity::Link => 0.0,
@@ -409,6 +485,12 @@ impl Simulation {
                     let crossing = |s: &&super::CellSource| self.cell_apps[s.app as usize].path.contains(&p);
                     self.sources.iter().filter(crossing).map(|s| s.pattern.mean_bps()).sum()
                 }
+                super::EfficiencyCapacity::LeftByMeasured => self
+                    .cell_apps
+                    .iter()
+                    .filter(|a| a.path.contains(&p))
+                    .map(|a| a.received as f64 * CELL_BITS as f64 / dur)
+                    .sum(),
             };
             EfficiencyBasis {
                 link: port.name.clone(),
@@ -522,6 +604,8 @@ impl Simulation {
                     ProbeTarget::Conn(c, _) => self.conns[c.idx()].name.clone(),
                     ProbeTarget::Flow(f) => self.flows[f.idx()].name.clone(),
                     ProbeTarget::Port(q, _) => self.ports[q.idx()].name.clone(),
+                    ProbeTarget::Abr(e, _) => self.abr_ends[e as usize].name.clone(),
+                    ProbeTarget::CellApp(a) => self.cell_apps[a as usize].name.clone(),
                 },
                 unit: p.spec.target.kind().unit(),
                 t_s: p.times_ps.iter().map(|t| *t as f64 / 1e12).collect(),
@@ -555,6 +639,8 @@ impl Simulation {
             connections,
             udp_flows,
             cell_sources,
+            abr: self.abr_results(),
+            abr_ports: self.abr_port_results(),
             upc: self
                 .upcs
                 .iter()
@@ -636,10 +722,11 @@ impl Simulation {
             )));
         }
         let policed = self.counts.policed;
-        if self.counts.cells_created != received + dropped + lost + policed + queued + on_links {
+        let at_abr = self.abr_waiting_cells();
+        if self.counts.cells_created != received + dropped + lost + policed + queued + on_links + at_abr {
             return Err(SimulationError::Conservation(format!(
                 "{} cells created != {received} received + {dropped} dropped + {lost} lost on links + {policed} \
-                 discarded by UPC + {queued} queued + {on_links} on links",
+                 discarded by UPC + {queued} queued + {on_links} on links + {at_abr} waiting at ABR sources",
                 self.counts.cells_created
             )));
         }
@@ -652,9 +739,10 @@ impl Simulation {
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
         let raw = self.counts.raw_created - self.counts.raw_received - self.counts.raw_lost;
         let outstanding = self.pdus.outstanding_cells() + self.rms.outstanding_cells() + raw;
-        if outstanding != queued + on_links {
+        if outstanding != queued + on_links + at_abr {
             return Err(SimulationError::Conservation(format!(
-                "{outstanding} cells are unsettled (PDU and RM tables, cell sources) but {queued} are queued and {on_links} on links"
+                "{outstanding} cells are unsettled (PDU and RM tables, cell sources) but {queued} are queued, \
+                 {on_links} on links and {at_abr} waiting at ABR sources"
             )));
         }
         Ok(())

@@ -377,8 +377,13 @@ mod tests {
         // 10 ms at 424 kbit/s (a cell per ms), then 10 ms of nothing, then
         // 10 ms at 848 kbit/s (a cell per 0.5 ms).
         let ms = Duration::from_ms(1);
-        let p =
-            Piecewise::new(vec![424_000.0, 0.0, 848_000.0], false, Intervals::Constant(Duration::from_ms(10)), SimTime::ZERO, 1e6);
+        let p = Piecewise::new(
+            vec![424_000.0, 0.0, 848_000.0],
+            false,
+            Intervals::Constant(Duration::from_ms(10)),
+            SimTime::ZERO,
+            1e6,
+        );
         let mut p = Pattern::Piecewise(p);
         let t = cells(&mut p, 30);
         let ms_ps = ms.as_ps();

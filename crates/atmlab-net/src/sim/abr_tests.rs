@@ -1,0 +1,205 @@
+//! End-to-end runs of ABR: sources, destinations and ERICA switches in a
+//! network (the state machines have their own tests in `abr/`).
+
+use super::tests::switch_port;
+use super::*;
+use crate::aal5::Encapsulation;
+use crate::abr::erica::EricaParams;
+use crate::abr::source::AbrParams;
+use crate::atm::{PortConfig, ServiceCategory};
+use atmlab_engine::{BitRate, CELL_BITS, RngStreams};
+
+/// 149.76 Mbit/s, the SONET STS-3c payload rate of 97-0177R2.
+fn sts3c() -> BitRate {
+    BitRate::from_bps(149_760_000).unwrap()
+}
+
+fn cell_rate(r: BitRate) -> f64 {
+    r.bps() as f64 / CELL_BITS as f64
+}
+
+/// `n` ABR VCs src_i -> sw1 -> sw2 -> dst_i, each fed by a UDP source far
+/// faster than its share (a persistent source: it always has cells), every
+/// switch port running `control`.
+fn greedy_abr(
+    n: usize,
+    delay: Duration,
+    control: AbrControlConfig,
+    seconds: u64,
+    more: impl FnOnce(&mut NetworkBuilder),
+) -> Simulation {
+    let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
+    let sw1 = NodeRef::Switch(b.add_switch("sw1"));
+    let sw2 = NodeRef::Switch(b.add_switch("sw2"));
+    let host = PortConfig::host_adapter;
+    b.add_link(sw1, sw2, sts3c(), delay, switch_port(1 << 22), switch_port(1 << 22)).unwrap();
+    let params = AbrParams::new(cell_rate(sts3c()));
+    for i in 0..n {
+        let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
+        let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
+        b.add_link(s, sw1, sts3c(), delay, host(), switch_port(1 << 22)).unwrap();
+        b.add_link(sw2, d, sts3c(), delay, switch_port(1 << 22), host()).unwrap();
+        let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Abr, None).unwrap();
+        b.set_abr(&format!("vc{i}"), &vc, &params).unwrap();
+        b.add_udp_cbr(&format!("u{i}"), &vc, greedy()).unwrap();
+    }
+    control_every_switch_port(&mut b, &control);
+    more(&mut b);
+    b.build(RunMeta::default(), Duration::from_secs(seconds))
+}
+
+/// 9140 bytes every 500 us: 146 Mbit/s offered, more than any share here.
+fn greedy() -> CbrParams {
+    CbrParams {
+        payload: 9140 - 28,
+        interval: Duration::from_us(500),
+        start: SimTime::ZERO,
+        count: None,
+        max_payload: None,
+        record: None,
+    }
+}
+
+/// Every switch output port of `b` gets `control`.
+fn control_every_switch_port(b: &mut NetworkBuilder, control: &AbrControlConfig) {
+    for p in 0..b.ports.len() {
+        if matches!(b.port_owner[p], NodeRef::Switch(_)) {
+            b.set_abr_control(crate::ids::PortId(p as u32), control.clone()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn test_three_persistent_abr_vcs_share_the_link_equally_at_the_target() {
+    // ERICA with U = 0.9: each VC's ACR converges to 0.9 * link / 3.
+    let link = cell_rate(sts3c());
+    let sim = greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(EricaParams::erica(0.9)), 1, |_| ());
+    let r = sim.run().unwrap();
+    let share = 0.9 * link / 3.0 * CELL_BITS as f64;
+    for e in r.abr.iter().filter(|e| e.name.ends_with(":forward")) {
+        assert!((e.acr_bps - share).abs() < 0.02 * share, "{}: ACR {} vs share {share}", e.name, e.acr_bps);
+    }
+    let bottleneck = r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap();
+    assert!((bottleneck.utilization - 0.9).abs() < 0.02, "utilization {}", bottleneck.utilization);
+    assert_eq!(r.switch_cells_dropped, 0);
+}
+
+#[test]
+fn test_erica_plus_fills_the_link_with_a_short_queue() {
+    // ERICA+ aims at the whole capacity, with the queue near T0 = 500 us
+    // (algorithms.md s1.8 item 2): 177 cells at 353,208 cells/s.
+    let sim =
+        greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |_| {});
+    let r = sim.run().unwrap();
+    let bottleneck = r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap();
+    assert!(bottleneck.utilization > 0.97, "utilization {}", bottleneck.utilization);
+    let abr = &bottleneck.categories["abr"];
+    assert!(abr.mean_queue < 2.0 * 177.0, "mean ABR queue {}", abr.mean_queue);
+    assert_eq!(r.switch_cells_dropped, 0);
+}
+
+#[test]
+fn test_two_links_give_the_max_min_rates() {
+    // algorithms.md s1.8 item 3: L1 (target 90) and L2 (target 45); S1 uses
+    // L1, S2 both, S3 L2. From a cold start (ICR = PCR/100) ERICA reaches
+    // the max-min rates (67.5, 22.5, 22.5) in units of L1's target / 90.
+    let mut b = NetworkBuilder::new(RngStreams::new(4, 0));
+    let us = Duration::from_us(50);
+    let sw: Vec<NodeRef> = (1..=3).map(|i| NodeRef::Switch(b.add_switch(&format!("sw{i}")))).collect();
+    let half = BitRate::from_bps(sts3c().bps() / 2).unwrap();
+    let big = || switch_port(1 << 22);
+    b.add_link(sw[0], sw[1], sts3c(), us, big(), big()).unwrap();
+    b.add_link(sw[1], sw[2], half, us, big(), big()).unwrap();
+    let mut params = AbrParams::new(cell_rate(sts3c()));
+    params.icr = params.pcr / 100.0;
+    for (i, (from, to)) in [(0, 1), (0, 2), (1, 2)].into_iter().enumerate() {
+        let s = NodeRef::Host(b.add_host(&format!("s{i}"), 9180, Encapsulation::LlcSnap));
+        let d = NodeRef::Host(b.add_host(&format!("d{i}"), 9180, Encapsulation::LlcSnap));
+        b.add_link(s, sw[from], sts3c(), us, PortConfig::host_adapter(), big()).unwrap();
+        b.add_link(sw[to], d, sts3c(), us, big(), PortConfig::host_adapter()).unwrap();
+        let path: Vec<NodeRef> = std::iter::once(s).chain(sw[from..=to].iter().copied()).chain([d]).collect();
+        let vc = b.add_vc(&path, ServiceCategory::Abr, None).unwrap();
+        b.set_abr(&format!("s{i}"), &vc, &params).unwrap();
+        b.add_udp_cbr(&format!("u{i}"), &vc, greedy()).unwrap();
+    }
+    control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica(0.9)));
+    let r = b.build(RunMeta::default(), Duration::from_secs(1)).run().unwrap();
+    let unit = 0.9 * sts3c().bps() as f64 / 90.0;
+    let acr = |name: &str| r.abr.iter().find(|e| e.name == name).unwrap().acr_bps / unit;
+    for (name, want) in [("s0:forward", 67.5), ("s1:forward", 22.5), ("s2:forward", 22.5)] {
+        assert!((acr(name) - want).abs() < 0.02 * want, "{name}: {} vs {want}", acr(name));
+    }
+}
+
+#[test]
+fn test_abr_tracks_a_square_wave_of_vbr_within_two_intervals() {
+    // algorithms.md s1.8 item 5: VBR takes half the link every other 50 ms;
+    // the ABR sources' rates follow U * link - VBR within two averaging
+    // intervals (plus the feedback delay) of each edge. Basic ERICA (no
+    // max-min fix): with the fix, rates inside the band z <= 1 + delta keep
+    // MaxAllocPrevious and may settle up to delta above the target
+    // (algorithms.md s1.8 item 3; here 3.8 % above after VBR goes off).
+    let link = cell_rate(sts3c()) * CELL_BITS as f64;
+    let ms = Duration::from_ms(1);
+    let basic = EricaParams { max_min_fix: false, ..EricaParams::erica(0.9) };
+    let sim = greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(basic), 1, |b| {
+        let sw1 = NodeRef::Switch(crate::ids::SwitchId(0));
+        let sw2 = NodeRef::Switch(crate::ids::SwitchId(1));
+        let v = NodeRef::Host(b.add_host("vbr", 9180, Encapsulation::LlcSnap));
+        let w = NodeRef::Host(b.add_host("vbr_sink", 9180, Encapsulation::LlcSnap));
+        b.add_link(v, sw1, sts3c(), Duration::from_us(50), PortConfig::host_adapter(), switch_port(1 << 22)).unwrap();
+        b.add_link(sw2, w, sts3c(), Duration::from_us(50), switch_port(1 << 22), PortConfig::host_adapter()).unwrap();
+        let vc = b.add_simplex_vc(&[v, sw1, sw2, w], ServiceCategory::Vbr, None).unwrap();
+        let on = OnOffParams {
+            peak: BitRate::from_bps(sts3c().bps() / 2).unwrap(),
+            on: Duration::from_ms(50),
+            off: Duration::from_ms(50),
+            start: SimTime::ZERO,
+        };
+        b.add_onoff("vbr", &vc, on).unwrap();
+        for i in 0..3 {
+            b.add_probe(ProbeSpec {
+                name: format!("acr{i}"),
+                target: ProbeTarget::Abr(2 * i, AbrQuantity::Acr),
+                interval: ms,
+            });
+        }
+    });
+    let r = sim.run().unwrap();
+    let t = &r.series[0].t_s;
+    // Two intervals of at most 5 ms (500 cells take 1.4 ms at full rate)
+    // and a round trip of 0.3 ms: 11 ms after each edge is settled.
+    let mut checked = 0;
+    for (k, &ts) in t.iter().enumerate() {
+        let phase = ts % 0.1;
+        let vbr_on = phase < 0.05;
+        let since_edge = phase % 0.05;
+        if ts < 0.1 || !(0.011..=0.049).contains(&since_edge) {
+            continue;
+        }
+        let total: f64 = r.series.iter().map(|s| s.values[k]).sum();
+        let want = if vbr_on { 0.9 * link - 0.5 * link } else { 0.9 * link };
+        assert!((total - want).abs() < 0.03 * want, "t = {ts}: ABR rates {total} vs {want}");
+        checked += 1;
+    }
+    assert!(checked > 500, "{checked} samples checked");
+}
+
+#[test]
+fn test_abr_runs_conserve_cells_and_are_deterministic_and_match_the_reference() {
+    // RM cells are counted like every other cell; the same seed gives the
+    // same run; the optimised event plan gives the run of the reference
+    // (every port slotted, every cell-hop an event).
+    let run = |elide: bool| {
+        greedy_abr(3, Duration::from_ms(1), AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |b| {
+            b.set_event_elision(elide);
+        })
+        .run()
+        .unwrap()
+    };
+    let (a, b, reference) = (run(true), run(true), run(false));
+    assert_eq!(a, b);
+    assert_eq!(a.abr, reference.abr);
+    assert_eq!(a.abr_ports, reference.abr_ports);
+    assert!(a.abr.iter().all(|e| e.frms_in_rate > 0 && e.brms_received > 0));
+}
