@@ -137,7 +137,7 @@ def print_summary(r: Result, description: str | None = None) -> None:
                       f"TCP goodput {_mbps(r.tcp_goodput_bps)} Mbit/s of at most "
                       f"{_mbps(basis['max_goodput_bps'])} Mbit/s on {basis['link']} "
                       f"({basis['payload_fraction']:.1%} of {_mbps(basis['link_rate_bps'])} Mbit/s"
-                      + (f" less {_mbps(basis['background_bps'])} Mbit/s of ON/OFF background"
+                      + (f" less {_mbps(basis['background_bps'])} Mbit/s of cell-source background"
                          if basis.get("background_bps") else "") + ")")
     if r.fairness is not None:
         lines.add_row("fairness", _fmt(r.fairness), "Jain's index of the TCP goodputs")
@@ -166,12 +166,33 @@ def print_summary(r: Result, description: str | None = None) -> None:
                       f"{u['throughput_bps'] / 1e3:.1f}", delay)
         out.print(t)
     if raw.get("cell_sources"):
-        t = Table(title="ON/OFF cell sources", title_justify="left", title_style="bold")
+        t = Table(title="Cell sources", title_justify="left", title_style="bold")
         for col in ["name", "from", "to", "peak Mbit/s", "mean Mbit/s", "cells sent", "cells received", "Mbit/s"]:
             t.add_column(col, justify="left" if col in ("name", "from", "to") else "right")
         for c in raw["cell_sources"]:
             t.add_row(c["name"], c["src"], c["dst"], _mbps(c["peak_bps"]), _mbps(c["mean_bps"]),
                       f"{c['cells_sent']:,}", f"{c['cells_received']:,}", _mbps(c["throughput_bps"]))
+        out.print(t)
+    if raw.get("abr"):
+        t = Table(title="ABR sources", title_justify="left", title_style="bold")
+        for col in ["VC direction", "host", "mean ACR Mbit/s", "final ACR Mbit/s", "data cells", "FRMs",
+                    "BRMs back", "cells waiting"]:
+            t.add_column(col, justify="left" if col in ("VC direction", "host") else "right")
+        for a in raw["abr"]:
+            t.add_row(a["name"], a["host"], _mbps(a["mean_acr_bps"]), _mbps(a["acr_bps"]), f"{a['data_cells']:,}",
+                      f"{a['frms_in_rate'] + a['frms_out_of_rate']:,}", f"{a['brms_received']:,}",
+                      f"{a['cells_waiting']:,}")
+        out.print(t)
+    if raw.get("abr_ports"):
+        t = Table(title="ABR switch ports (last averaging interval)", title_justify="left", title_style="bold")
+        for col in ["port", "algorithm", "intervals", "load factor", "ABR capacity Mbit/s", "fair share Mbit/s",
+                    "VBR+CBR Mbit/s", "EFCI marked"]:
+            t.add_column(col, justify="left" if col in ("port", "algorithm") else "right")
+        opt = lambda v, f: "n/a" if v is None else f(v)  # noqa: E731
+        for a in raw["abr_ports"]:
+            t.add_row(a["port"], a["algorithm"], f"{a['intervals']:,}", opt(a["load_factor"], lambda v: f"{v:.3f}"),
+                      opt(a["abr_capacity_bps"], _mbps), opt(a["fair_share_bps"], _mbps),
+                      opt(a["high_priority_bps"], _mbps), f"{a['efci_marked']:,}")
         out.print(t)
     if raw.get("upc"):
         t = Table(title="Usage parameter control", title_justify="left", title_style="bold")

@@ -14,7 +14,9 @@ class Result:
     """What one run reported (see docs/models/metrics.md for every definition).
 
     Scalars are attributes; ``connections`` (TCP), ``udp_flows``,
-    ``cell_sources`` (ON/OFF), ``upc`` (policers), ``ports`` and ``hosts`` are DataFrames with one row per item, indexed by name; ``raw``
+    ``cell_sources`` (ON/OFF and piecewise), ``abr`` (ABR sources),
+    ``abr_ports`` (ERICA, EFCI controllers), ``upc`` (policers), ``ports``
+    and ``hosts`` are DataFrames with one row per item, indexed by name; ``raw``
     is the whole record and :meth:`to_json` its JSON text, identical for
     identical runs.
     """
@@ -99,8 +101,21 @@ class Result:
 
     @cached_property
     def cell_sources(self) -> pd.DataFrame:
-        """One row per ON/OFF cell source (index: application name)."""
+        """One row per application of cell sources, ON/OFF or piecewise
+        (index: application name)."""
         return self._table("cell_sources")
+
+    @cached_property
+    def abr(self) -> pd.DataFrame:
+        """One row per ABR source, one per direction of each ABR VC (index:
+        ``<vc>:forward`` or ``<vc>:backward``): ACR, RM cells, rule 5 and 6 cuts."""
+        return self._table("abr")
+
+    @cached_property
+    def abr_ports(self) -> pd.DataFrame:
+        """One row per switch port with an ABR controller (index: port): the
+        last averaging interval's load factor, ABR capacity and fair share."""
+        return self._table("abr_ports", index="port")
 
     @cached_property
     def upc(self) -> pd.DataFrame:

@@ -4,14 +4,18 @@
 
 use crate::error::ScenarioError;
 use crate::schema::*;
+use atmlab_engine::CELL_BITS;
 use atmlab_engine::{Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
+use atmlab_net::abr::erica::{Counting, EricaParams, LoadAveraging, Variant};
+use atmlab_net::abr::source::AbrParams;
 use atmlab_net::atm::{
     Conformance, Contract, DropPolicy, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind,
     SelectiveDrop, ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
+use atmlab_net::sim::{AbrControlConfig, Intervals, Piecewise};
 use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
@@ -55,6 +59,8 @@ struct AutoFrame<'a> {
 enum AppRef {
     Tcp(ConnId),
     Udp(FlowId),
+    /// An application of cell sources (onoff, piecewise).
+    Cells(u32),
 }
 
 /// The largest memory guard a scenario may set (about 240 GB of cells).
@@ -71,6 +77,12 @@ fn check_name(path: String, name: &str) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+
+/// The most sources one piecewise application may multiplex.
+const MAX_SOURCES: u32 = 10_000;
+
+/// The longest FGN block a source may generate (2^24 values, 128 MB).
+const MAX_FGN_LENGTH: u64 = 1 << 24;
 
 /// Probes may not ask for more samples than this in one run.
 const MAX_SAMPLES: u64 = 10_000_000;
@@ -302,6 +314,25 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// The ABR controller of a switch's port toward `to`, if its `abr`
+    /// table asks for one.
+    fn abr_control(&mut self, from: NodeRef, to: &str, port: PortId) -> Result<(), ScenarioError> {
+        let NodeRef::Switch(s) = from else { return Ok(()) };
+        let i = s.idx();
+        let spec = &self.sc.switches[i];
+        let (abr, path) = match spec.port_to.get(to).and_then(|o| o.abr.as_ref()) {
+            Some(a) => (Some(a), format!("switches[{i}].port_to.{to}.abr")),
+            None => (spec.port.abr.as_ref(), format!("switches[{i}].port.abr")),
+        };
+        if let Some(config) = abr.map(|a| abr_switch(&path, a)).transpose()?.flatten() {
+            self.b.set_abr_control(port, config).map_err(|e| match e {
+                BuildError::Erica(p) => err(format!("{path}.{}", erica_key(p.param)), p.problem),
+                e => err(path.clone(), e.to_string()),
+            })?;
+        }
+        Ok(())
+    }
+
     fn links(&mut self) -> Result<(), ScenarioError> {
         for (i, l) in self.sc.links.iter().enumerate() {
             let a = self.node(format!("links[{i}].between[0]"), &l.between[0])?;
@@ -314,6 +345,7 @@ impl<'a> Ctx<'a> {
                 .map_err(|e| err(format!("links[{i}]"), e.to_string()))?;
             for (from, to, port) in [(a, &l.between[1], fwd), (b, &l.between[0], bwd)] {
                 self.shape(from, to, port)?;
+                self.abr_control(from, to, port)?;
             }
             for (port, autos) in [(fwd, auto_ab), (bwd, auto_ba)] {
                 for (category, path, spec, pool) in autos {
@@ -357,13 +389,39 @@ impl<'a> Ctx<'a> {
                 .map(|(j, n)| self.node(format!("{path}.path[{j}]"), n))
                 .collect::<Result<Vec<_>, _>>()?;
             let label = v.label.as_deref().map(|l| parse_label(format!("{path}.label"), l)).transpose()?;
-            let category = v.category.unwrap_or(ServiceCategory::Ubr);
+            let category = match (v.category, &v.abr) {
+                (Some(c), Some(_)) if c != ServiceCategory::Abr => {
+                    return Err(err(format!("{path}.category"), format!("a VC with abr parameters is abr, not {c}")));
+                }
+                (Some(c), _) => c,
+                (None, Some(_)) => ServiceCategory::Abr,
+                (None, None) => ServiceCategory::Ubr,
+            };
             let handle = if v.simplex {
                 self.b.add_simplex_vc(&nodes, category, label)
             } else {
                 self.b.add_vc(&nodes, category, label)
             }
             .map_err(|e| err(format!("{path}.path"), e.to_string()))?;
+            if category == ServiceCategory::Abr {
+                // An abr VC is an ABR VC: with its `abr` table, or the defaults.
+                let pcr = nodes
+                    .iter()
+                    .filter_map(|n| match n {
+                        NodeRef::Host(h) => self.b.host(*h).port.map(|p| self.b.port(p).rate),
+                        NodeRef::Switch(_) => None,
+                    })
+                    .min()
+                    .expect("a VC has two hosts with links");
+                let params = abr_params(v.abr.as_ref().unwrap_or(&AbrSpec::default()), pcr);
+                self.b.set_abr(&v.name, &handle, &params).map_err(|e| match e {
+                    BuildError::AbrParams(ref p) => err(format!("{path}.abr.{}", p.name.to_lowercase()), e.to_string()),
+                    BuildError::Abr(m) => {
+                        err(if v.simplex { format!("{path}.simplex") } else { format!("{path}.abr") }, m)
+                    }
+                    e => err(format!("{path}.abr"), e.to_string()),
+                })?;
+            }
             let contract = v.contract.as_ref().map(|c| contract(&format!("{path}.contract"), c)).transpose()?;
             if let Some(upc) = &v.upc {
                 let contract =
@@ -453,10 +511,20 @@ impl<'a> Ctx<'a> {
                         }
                     };
                     let params = OnOffParams { peak, on, off, start: t };
-                    self.b.add_onoff(&a.name, &handle, params).map_err(|e| {
-                        let key = if matches!(e, BuildError::PeakAboveLink { .. }) { "peak" } else { "on" };
+                    let app = self.b.add_onoff(&a.name, &handle, params).map_err(|e| {
+                        let key = match e {
+                            BuildError::PeakAboveLink { .. } => "peak",
+                            BuildError::Abr(_) => "vc",
+                            _ => "on",
+                        };
                         err(format!("{path}.{key}"), e.to_string())
                     })?;
+                    self.apps.insert(&a.name, AppRef::Cells(app));
+                }
+                AppKind::Piecewise => {
+                    only_keys(&path, a, &["sources", "rates", "intervals", "cycle", "frame_cells", "peak"])?;
+                    let app = self.piecewise(&path, a, &handle, t)?;
+                    self.apps.insert(&a.name, AppRef::Cells(app));
                 }
                 AppKind::UdpCbr | AppKind::Udp => {
                     let cbr = a.kind == AppKind::UdpCbr;
@@ -522,6 +590,80 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// A piecewise application: `sources` sources, each with its own rates
+    /// and interval lengths from its own streams (`app:<name>:<k>:rates`,
+    /// `app:<name>:<k>:intervals`).
+    fn piecewise(&mut self, path: &str, a: &AppSpec, vc: &VcHandle, start: SimTime) -> Result<u32, ScenarioError> {
+        let n = a.sources.unwrap_or(1);
+        if !(1..=MAX_SOURCES).contains(&n) {
+            return Err(err(format!("{path}.sources"), format!("{n} is not in 1..={MAX_SOURCES}")));
+        }
+        let rates =
+            a.rates.as_ref().ok_or_else(|| err(format!("{path}.rates"), "a piecewise application needs rates"))?;
+        let intervals =
+            a.intervals.ok_or_else(|| err(format!("{path}.intervals"), "a piecewise application needs intervals"))?;
+        let (shortest, ipath) = match intervals {
+            IntervalsSpec::Constant(t) => (t.0, format!("{path}.intervals")),
+            IntervalsSpec::Uniform([lo, hi]) => {
+                if lo.0 > hi.0 {
+                    return Err(err(format!("{path}.intervals.uniform"), "the first bound is above the second"));
+                }
+                (lo.0, format!("{path}.intervals.uniform[0]"))
+            }
+        };
+        if shortest.is_zero() {
+            return Err(err(ipath, "must be longer than 0 s"));
+        }
+        // The most intervals the run can hold: every source needs that many rates.
+        let needed = self.sc.simulation.duration.0.as_ps() / shortest.as_ps() + 1;
+        let cycle = a.cycle.unwrap_or(false);
+        let mut patterns = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let lengths = match intervals {
+                IntervalsSpec::Constant(t) => Intervals::Constant(t.0),
+                IntervalsSpec::Uniform([lo, hi]) => Intervals::Uniform {
+                    min: lo.0,
+                    max: hi.0,
+                    rng: Box::new(self.b.rng().stream(&format!("app:{}:{k}:intervals", a.name))),
+                },
+            };
+            let (list, peak) = match rates {
+                RatesSpec::List(list) => {
+                    if list.is_empty() {
+                        return Err(err(format!("{path}.rates"), "the list of rates is empty"));
+                    }
+                    let list: Vec<f64> = list.iter().map(|r| r.0 as f64).collect();
+                    let peak = a.peak.map_or_else(|| list.iter().copied().fold(0.0, f64::max), |p| p.0.bps() as f64);
+                    if let Some(j) = list.iter().position(|r| *r > peak) {
+                        return Err(err(format!("{path}.rates[{j}]"), "is above the application's peak"));
+                    }
+                    (list, peak)
+                }
+                RatesSpec::Fgn(f) => {
+                    if a.peak.is_some() {
+                        return Err(err(
+                            format!("{path}.peak"),
+                            "an fgn rate sequence has its own peak: rates.fgn.peak",
+                        ));
+                    }
+                    let fpath = format!("{path}.rates.fgn");
+                    let stream = format!("app:{}:{k}:rates", a.name);
+                    (fgn_rates(&fpath, f, needed, cycle, &mut self.b.rng().stream(&stream))?, f.peak.0.bps() as f64)
+                }
+            };
+            patterns.push(Piecewise::new(list, cycle, lengths, start, peak));
+        }
+        self.b.add_piecewise(&a.name, vc, patterns, a.frame_cells).map_err(|e| {
+            let key = match e {
+                BuildError::PeakAboveLink { .. } => "rates",
+                BuildError::FrameCells => "frame_cells",
+                BuildError::Abr(_) => "vc",
+                _ => "intervals",
+            };
+            err(format!("{path}.{key}"), e.to_string())
+        })
+    }
+
     fn probes(&mut self) -> Result<(), ScenarioError> {
         let duration = self.sc.simulation.duration.0;
         let mut series: BTreeMap<String, usize> = BTreeMap::new();
@@ -533,7 +675,41 @@ impl<'a> Ctx<'a> {
             if duration.as_ps() / p.interval.0.as_ps() > MAX_SAMPLES {
                 return Err(err(format!("{path}.interval"), format!("more than {MAX_SAMPLES} samples in the run")));
             }
-            let (target, label) = if let Some(quantity) = p.kind.of_port() {
+            if p.kind.of_abr().is_none() {
+                for (key, given) in [("vc", p.vc.is_some()), ("direction", p.direction.is_some())] {
+                    if given {
+                        return Err(err(
+                            format!("{path}.{key}"),
+                            format!("a {} probe does not watch an ABR VC", p.kind.name()),
+                        ));
+                    }
+                }
+            }
+            let (target, label) = if let Some(quantity) = p.kind.of_abr() {
+                for (key, given) in [("app", p.app.is_some()), ("port", p.port.is_some())] {
+                    if given {
+                        return Err(err(
+                            format!("{path}.{key}"),
+                            format!("a {} probe watches an ABR VC: give vc (and direction)", p.kind.name()),
+                        ));
+                    }
+                }
+                let name = p
+                    .vc
+                    .as_deref()
+                    .ok_or_else(|| err(format!("{path}.vc"), format!("a {} probe needs an ABR vc", p.kind.name())))?;
+                let handle = self.vc(format!("{path}.vc"), name)?;
+                let direction = p.direction.unwrap_or_default();
+                let end = match direction {
+                    VcDirection::Forward => handle.src,
+                    VcDirection::Backward => handle.dst,
+                };
+                let e = self.b.host(end.host).vcs[end.vc as usize]
+                    .abr
+                    .ok_or_else(|| err(format!("{path}.vc"), format!("VC '{name}' is not an ABR VC")))?;
+                let dir = if direction == VcDirection::Forward { "forward" } else { "backward" };
+                (ProbeTarget::Abr(e, quantity), format!("{name}:{dir}"))
+            } else if let Some(quantity) = p.kind.of_port() {
                 if p.app.is_some() {
                     return Err(err(
                         format!("{path}.app"),
@@ -549,6 +725,12 @@ impl<'a> Ctx<'a> {
                     .b
                     .port_toward(na, nb)
                     .ok_or_else(|| err(format!("{path}.port"), format!("no link from {a} to {b}")))?;
+                if p.kind.needs_erica() && !self.b.has_erica(q) {
+                    return Err(err(
+                        format!("{path}.port"),
+                        format!("a {} probe reads an ERICA controller, and the port {a}->{b} has none", p.kind.name()),
+                    ));
+                }
                 (ProbeTarget::Port(q, quantity), format!("{a}->{b}"))
             } else {
                 if p.port.is_some() {
@@ -565,12 +747,13 @@ impl<'a> Ctx<'a> {
                     .apps
                     .get(name)
                     .ok_or_else(|| err(format!("{path}.app"), format!("no application is named '{name}'")))?;
-                let target = match app {
-                    AppRef::Tcp(c) => p.kind.of_connection().map(|q| ProbeTarget::Conn(c, q)),
-                    AppRef::Udp(f) => p.kind.of_flow().then_some(ProbeTarget::Flow(f)),
+                let (target, what) = match app {
+                    AppRef::Tcp(c) => (p.kind.of_connection().map(|q| ProbeTarget::Conn(c, q)), "a TCP"),
+                    AppRef::Udp(f) => (p.kind.of_flow().then_some(ProbeTarget::Flow(f)), "a UDP"),
+                    AppRef::Cells(a) => (p.kind.of_cell_app().then_some(ProbeTarget::CellApp(a)), "a cell-source"),
                 };
                 let target = target.ok_or_else(|| {
-                    err(format!("{path}.app"), format!("'{name}' is a UDP application: it has no {}", p.kind.name()))
+                    err(format!("{path}.app"), format!("'{name}' is {what} application: it has no {}", p.kind.name()))
                 })?;
                 (target, name.to_owned())
             };
@@ -704,6 +887,11 @@ fn only_keys(path: &str, a: &AppSpec, allowed: &[&str]) -> Result<(), ScenarioEr
         ("duty", a.duty.is_some()),
         ("duration", a.duration.is_some()),
         ("record_arrivals", a.record_arrivals.is_some()),
+        ("sources", a.sources.is_some()),
+        ("rates", a.rates.is_some()),
+        ("intervals", a.intervals.is_some()),
+        ("cycle", a.cycle.is_some()),
+        ("frame_cells", a.frame_cells.is_some()),
     ];
     match present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
         Some((key, _)) => Err(err(format!("{path}.{key}"), format!("is not a key of a {} application", a.kind.name()))),
@@ -1016,4 +1204,194 @@ fn app_has(app: &TcpSpec, k: &str) -> bool {
         "stretch_ack" => app.stretch_ack.is_some(),
         _ => false,
     }
+}
+
+/// The TM 4.0 parameters of `spec`, with PCR defaulting to `link` (the
+/// slower host link) and every other parameter to the TM 4.0 defaults of
+/// [`AbrParams::new`]. Rates in cells/s; the ranges are checked by the
+/// builder (naming the parameter).
+fn abr_params(spec: &AbrSpec, link: atmlab_engine::BitRate) -> AbrParams {
+    let cells = |bps: u64| bps as f64 / CELL_BITS as f64;
+    let mut p = AbrParams::new(cells(spec.pcr.map_or(link, |r| r.0).bps()));
+    p.icr = spec.icr.map_or(p.pcr, |r| cells(r.0.bps()));
+    if let Some(r) = spec.mcr {
+        p.mcr = cells(r.0);
+    }
+    if let Some(r) = spec.tcr {
+        p.tcr = cells(r.0.bps());
+    }
+    p.nrm = spec.nrm.unwrap_or(p.nrm);
+    p.mrm = spec.mrm.unwrap_or(p.mrm);
+    p.trm = spec.trm.map_or(p.trm, |t| t.0);
+    p.rif = spec.rif.unwrap_or(p.rif);
+    p.rdf = spec.rdf.unwrap_or(p.rdf);
+    p.cdf = spec.cdf.unwrap_or(p.cdf);
+    p.adtf = spec.adtf.map_or(p.adtf, |t| t.0);
+    if let Some(t) = spec.tbe {
+        p.tbe = u32::try_from(t.0).unwrap_or(u32::MAX);
+    }
+    p.frtt = spec.frtt.map_or(p.frtt, |t| t.0);
+    p
+}
+
+/// The controller an `abr` table of a switch port asks for (`None` for
+/// `algorithm = "none"`), every key checked against the algorithm.
+fn abr_switch(path: &str, a: &AbrSwitchSpec) -> Result<Option<AbrControlConfig>, ScenarioError> {
+    let erica_keys = [
+        ("interval", a.interval.is_some()),
+        ("interval_cells", a.interval_cells.is_some()),
+        ("delta", a.delta.is_some()),
+        ("max_min_fix", a.max_min_fix.is_some()),
+        ("bidirectional_counting", a.bidirectional_counting.is_some()),
+        ("immediate_fair_share", a.immediate_fair_share.is_some()),
+        ("limit_sudden_increase", a.limit_sudden_increase.is_some()),
+        ("one_er_per_interval", a.one_er_per_interval.is_some()),
+        ("cap_at_abr_capacity", a.cap_at_abr_capacity.is_some()),
+        ("active_vc_decay", a.active_vc_decay.is_some()),
+        ("load_averaging", a.load_averaging.is_some()),
+    ];
+    let plus_keys = [
+        ("t0", a.t0.is_some()),
+        ("underload_gain", a.underload_gain.is_some()),
+        ("overload_gain", a.overload_gain.is_some()),
+        ("qdlf", a.qdlf.is_some()),
+    ];
+    let erica_only = [("target_utilization", a.target_utilization.is_some())];
+    let efci_keys = [("threshold", a.threshold.is_some())];
+    let allowed: Vec<&str> = match a.algorithm {
+        AbrAlgorithm::EricaPlus => erica_keys.iter().chain(&plus_keys).map(|(k, _)| *k).collect(),
+        AbrAlgorithm::Erica => erica_keys.iter().chain(&erica_only).map(|(k, _)| *k).collect(),
+        AbrAlgorithm::Efci => vec!["threshold"],
+        AbrAlgorithm::None => vec![],
+    };
+    let name = match a.algorithm {
+        AbrAlgorithm::EricaPlus => "erica_plus",
+        AbrAlgorithm::Erica => "erica",
+        AbrAlgorithm::Efci => "efci",
+        AbrAlgorithm::None => "none",
+    };
+    let all = erica_keys.iter().chain(&plus_keys).chain(&erica_only).chain(&efci_keys);
+    if let Some((key, _)) = all.clone().find(|(k, present)| *present && !allowed.contains(k)) {
+        return Err(err(format!("{path}.{key}"), format!("is not a key of the {name} algorithm")));
+    }
+    let mut p = match a.algorithm {
+        AbrAlgorithm::None => return Ok(None),
+        AbrAlgorithm::Efci => {
+            let t = a.threshold.ok_or_else(|| err(format!("{path}.threshold"), "an efci switch needs a threshold"))?;
+            let threshold = u32::try_from(t.0).map_err(|_| err(format!("{path}.threshold"), "too many cells"))?;
+            return Ok(Some(AbrControlConfig::Efci { threshold }));
+        }
+        AbrAlgorithm::Erica => EricaParams::erica(a.target_utilization.unwrap_or(0.9)),
+        AbrAlgorithm::EricaPlus => {
+            let mut p = EricaParams::erica_plus_97_0177r2();
+            if let Variant::EricaPlus(q) = &mut p.variant {
+                q.t0 = a.t0.map_or(q.t0, |t| t.0);
+                q.underload_gain = a.underload_gain.unwrap_or(q.underload_gain);
+                q.overload_gain = a.overload_gain.unwrap_or(q.overload_gain);
+                q.qdlf = a.qdlf.unwrap_or(q.qdlf);
+            }
+            p
+        }
+    };
+    p.interval.time = a.interval.map_or(p.interval.time, |t| t.0);
+    p.interval.cells = match a.interval_cells {
+        None => p.interval.cells,
+        Some(0) => None,
+        Some(n) => Some(n),
+    };
+    p.delta = a.delta.unwrap_or(p.delta);
+    p.max_min_fix = a.max_min_fix.unwrap_or(p.max_min_fix);
+    p.bidirectional_counting = a.bidirectional_counting.unwrap_or(p.bidirectional_counting);
+    p.immediate_fair_share = a.immediate_fair_share.unwrap_or(p.immediate_fair_share);
+    p.limit_sudden_increase = a.limit_sudden_increase.unwrap_or(p.limit_sudden_increase);
+    p.one_er_per_interval = a.one_er_per_interval.unwrap_or(p.one_er_per_interval);
+    p.cap_at_abr_capacity = a.cap_at_abr_capacity.unwrap_or(p.cap_at_abr_capacity);
+    if let Some(decay) = a.active_vc_decay {
+        p.counting = Counting::Averaged { decay };
+    }
+    if let Some(l) = a.load_averaging {
+        p.load_averaging = match l.method {
+            LoadAveragingMethod::Ratio => LoadAveraging::Ratio { alpha: l.alpha },
+            LoadAveragingMethod::Separate => LoadAveraging::Separate { alpha: l.alpha },
+        };
+    }
+    p.validate().map_err(|e| err(format!("{path}.{}", erica_key(e.param)), e.problem))?;
+    Ok(Some(AbrControlConfig::Erica(p)))
+}
+
+/// The scenario key of an ERICA parameter's name in the core.
+fn erica_key(param: &str) -> &str {
+    match param {
+        "target_utilisation" => "target_utilization",
+        "interval.time" => "interval",
+        "interval.cells" => "interval_cells",
+        "counting.decay" => "active_vc_decay",
+        other => other,
+    }
+}
+
+/// One source's rates from an FGN block (algorithms.md s6.6): the accepted
+/// values of a block of `length` values, at least `needed` of them (the
+/// most intervals the run holds) unless the list cycles. The default length
+/// is a power of two that holds twice the expected need, at least 2^15.
+fn fgn_rates(
+    path: &str,
+    f: &FgnSpec,
+    needed: u64,
+    cycle: bool,
+    rng: &mut atmlab_engine::SimRng,
+) -> Result<Vec<f64>, ScenarioError> {
+    use atmlab_engine::fgn::{FgnError, FgnMethod, RateParams, RateSequence};
+    if !(f.hurst > 0.0 && f.hurst < 1.0) {
+        return Err(err(format!("{path}.hurst"), format!("{} is not in (0, 1)", f.hurst)));
+    }
+    let method = match f.method {
+        None | Some(FgnMethodName::Paxson) => FgnMethod::Paxson,
+        Some(FgnMethodName::DaviesHarte) => FgnMethod::DaviesHarte,
+    };
+    let (mean, std, peak) = (f.mean.0.bps() as f64, f.std.0.bps() as f64, f.peak.0.bps() as f64);
+    let probe = RateParams::new(mean, std, peak, f.hurst, 2).with_method(method);
+    let acceptance = probe.expected_acceptance();
+    if acceptance < 1e-3 {
+        return Err(err(
+            path.to_owned(),
+            format!("fewer than 1 in 1000 rates of this normal law lie in [0, peak] ({acceptance:.2e})"),
+        ));
+    }
+    let length = match f.length {
+        Some(l) => {
+            if !(2..=MAX_FGN_LENGTH).contains(&l) || (method == FgnMethod::Paxson && l % 2 == 1) {
+                return Err(err(
+                    format!("{path}.length"),
+                    format!("{l} is not an even length in 2..={MAX_FGN_LENGTH} (Paxson's method needs an even one)"),
+                ));
+            }
+            l
+        }
+        None => ((2.0 * needed as f64 / acceptance).ceil() as u64).next_power_of_two().max(1 << 15),
+    };
+    if length > MAX_FGN_LENGTH {
+        return Err(err(
+            format!("{path}.length"),
+            format!("the run needs about {length} values per source, more than {MAX_FGN_LENGTH}; use longer intervals"),
+        ));
+    }
+    let params = RateParams { len: length as usize, ..probe };
+    let rates: Vec<f64> = RateSequence::new(&params, rng)
+        .map_err(|e| match e {
+            FgnError::InvalidParameter { name: "std_dev", .. } => err(format!("{path}.std"), e.to_string()),
+            e => err(path.to_owned(), e.to_string()),
+        })?
+        .collect();
+    if !cycle && (rates.len() as u64) < needed {
+        return Err(err(
+            format!("{path}.length"),
+            format!(
+                "the block of {length} values holds {} rates in [0, peak], but the run can hold {needed} intervals; \
+                 give a longer length",
+                rates.len()
+            ),
+        ));
+    }
+    Ok(rates)
 }

@@ -104,6 +104,21 @@ quantity!(
     Cells(u64), "a size in cells, e.g. \"1000 cells\" or 1000", units::cells, int: Some(nonneg_bytes)
 );
 
+/// A rate of the scenario that may be zero (a silent interval, an MCR of
+/// 0): at most [`MAX_RATE_BPS`].
+fn scenario_rate_or_zero(s: &str) -> Result<u64, String> {
+    let r = units::rate_bps(s)?;
+    if r > MAX_RATE_BPS {
+        return Err("must be at most 1 Tbit/s".to_string());
+    }
+    Ok(r)
+}
+
+quantity!(
+    /// A rate that may be zero, in bit/s, e.g. `"0 cells/s"`.
+    RateOrZero(u64), "a rate with its unit, e.g. \"0 cells/s\"", scenario_rate_or_zero, int: None
+);
+
 /// A quantity that is constant (`"80 bytes"`) or drawn from a distribution
 /// for each TSDU: `{ exponential = "10 ms" }` (the mean) or
 /// `{ bivalue = ["80 bytes", "1500 bytes"], p = 0.2 }` (the second value
@@ -386,6 +401,91 @@ pub struct PortSpec {
     pub shape: Option<Rate>,
     /// CLP-selective discard: tagged cells are dropped from this occupancy.
     pub clp_threshold: Option<Cells>,
+    /// ABR flow control of the port's ABR VCs: ERICA+, ERICA or an EFCI
+    /// switch (a `port_to` table replaces the switch's whole `abr` table).
+    pub abr: Option<AbrSwitchSpec>,
+}
+
+/// `switches[i].port.abr`: an ABR controller. Which keys an algorithm takes
+/// is checked when the scenario is built.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbrSwitchSpec {
+    /// `erica_plus`, `erica`, `efci` or `none`.
+    pub algorithm: AbrAlgorithm,
+    /// ERICA(+): the averaging interval's time bound (default 5 ms).
+    pub interval: Option<Time>,
+    /// ERICA(+): the interval's bound in ABR input cells (default 500; 0:
+    /// the time bound only).
+    pub interval_cells: Option<u32>,
+    /// ERICA+: the target queueing delay T0 (default 500 us).
+    pub t0: Option<Time>,
+    /// ERICA+: f(0), the under-load constant b (default 1.05).
+    pub underload_gain: Option<f64>,
+    /// ERICA+: the over-load constant a (default 1.15).
+    pub overload_gain: Option<f64>,
+    /// ERICA+: the queue-drain limit factor (default 0.5).
+    pub qdlf: Option<f64>,
+    /// ERICA: the target utilisation U (default 0.9).
+    pub target_utilization: Option<f64>,
+    /// ERICA(+): the max-min band delta (default 0.1).
+    pub delta: Option<f64>,
+    /// ERICA(+): the max-min fix (default true).
+    pub max_min_fix: Option<bool>,
+    /// ERICA(+): backward RM cells mark their VC active (default true).
+    pub bidirectional_counting: Option<bool>,
+    /// ERICA(+): a newly active VC counts in the fair share at once
+    /// (default false).
+    pub immediate_fair_share: Option<bool>,
+    /// ERICA(+): the sudden-increase limiter (default true).
+    pub limit_sudden_increase: Option<bool>,
+    /// ERICA(+): one ER per VC per interval (default true).
+    pub one_er_per_interval: Option<bool>,
+    /// ERICA(+): ER never above the ABR capacity (default true).
+    pub cap_at_abr_capacity: Option<bool>,
+    /// ERICA(+): count active VCs with this decay per interval instead of
+    /// simply (the "averaging VCs" option; default: simple counting).
+    pub active_vc_decay: Option<f64>,
+    /// ERICA(+): exponential averaging of the load, `{ method = "ratio" |
+    /// "separate", alpha = 0.x }` (default: none).
+    pub load_averaging: Option<LoadAveragingSpec>,
+    /// EFCI: the ABR queue from which data cells are marked.
+    pub threshold: Option<Cells>,
+}
+
+/// The ABR controllers a port can run.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AbrAlgorithm {
+    /// ERICA+ (queue control), the switch of 97-0177R2.
+    #[default]
+    EricaPlus,
+    /// ERICA with a target utilisation.
+    Erica,
+    /// A binary switch: EFCI marking above a queue threshold.
+    Efci,
+    /// No ABR control (to switch it off on one port).
+    None,
+}
+
+/// `load_averaging = { method, alpha }`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadAveragingSpec {
+    /// `ratio` (average z) or `separate` (average input and capacity).
+    pub method: LoadAveragingMethod,
+    /// The weight of the newest interval, (0, 1].
+    pub alpha: f64,
+}
+
+/// How the load is averaged.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadAveragingMethod {
+    /// Average the load factor.
+    Ratio,
+    /// Average the input rate and the capacity.
+    Separate,
 }
 
 /// Per-category port settings.
@@ -577,6 +677,17 @@ pub enum LossDirection {
     Backward,
 }
 
+/// A direction of a VC.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VcDirection {
+    /// Along its path.
+    #[default]
+    Forward,
+    /// Back from its last host to its first.
+    Backward,
+}
+
 /// `[[vcs]]`: a bidirectional virtual channel.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -602,6 +713,46 @@ pub struct VcSpec {
     /// contract where it enters a switch.
     #[serde(default)]
     pub upc: Option<UpcSpec>,
+    /// ABR: each direction gets a TM 4.0 source and destination with these
+    /// parameters (every key optional; `abr = {}` for the defaults). The
+    /// VC's category is then `abr`.
+    #[serde(default)]
+    pub abr: Option<AbrSpec>,
+}
+
+/// `vcs[i].abr`: the TM 4.0 parameters of both directions of an ABR VC
+/// (algorithms.md s2.3; defaults as there, resolved for 97-0177R2 in s1.9).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbrSpec {
+    /// Peak cell rate (default: the cell rate of the slower of the two
+    /// hosts' links).
+    pub pcr: Option<Rate>,
+    /// Minimum cell rate (default 0).
+    pub mcr: Option<RateOrZero>,
+    /// Initial cell rate (default: PCR).
+    pub icr: Option<Rate>,
+    /// Tagged cell rate of out-of-rate RM cells (default 10 cells/s).
+    pub tcr: Option<Rate>,
+    /// Cells per forward RM cell (default 32).
+    pub nrm: Option<u32>,
+    /// Fewest cells between forward RM cells under the Trm rule (default 2).
+    pub mrm: Option<u32>,
+    /// Time after which a forward RM cell is due (default 100 ms).
+    pub trm: Option<Time>,
+    /// Rate increase factor (default 1/16).
+    pub rif: Option<f64>,
+    /// Rate decrease factor (default 1/16).
+    pub rdf: Option<f64>,
+    /// Cutoff decrease factor of rule 6 (default 1/16).
+    pub cdf: Option<f64>,
+    /// ACR decrease time factor of rule 5 (default 0.5 s).
+    pub adtf: Option<Time>,
+    /// Transient buffer exposure (default 16,777,215 cells: rule 6 never
+    /// fires).
+    pub tbe: Option<Cells>,
+    /// Fixed round-trip time signalled at setup (default: none).
+    pub frtt: Option<Time>,
 }
 
 /// `vcs[i].contract`: TM 4.0 conformance definition and parameters.
@@ -690,6 +841,129 @@ pub struct AppSpec {
     /// onoff: the ON fraction of the period, (0, 1].
     #[serde(default)]
     pub duty: Option<f64>,
+    /// piecewise: how many sources the application multiplexes on its VC
+    /// (default 1); each has its own rates and intervals.
+    #[serde(default)]
+    pub sources: Option<u32>,
+    /// piecewise: the rate of each interval, a list (`["10 Mbit/s", ...]`)
+    /// or `{ fgn = { mean, std, peak, hurst, ... } }`.
+    #[serde(default)]
+    pub rates: Option<RatesSpec>,
+    /// piecewise: each interval's length, `"50 ms"` or `{ uniform = ["20
+    /// ms", "100 ms"] }`.
+    #[serde(default)]
+    pub intervals: Option<IntervalsSpec>,
+    /// piecewise: start a list of rates over when it runs out (default
+    /// false: the source falls silent).
+    #[serde(default)]
+    pub cycle: Option<bool>,
+    /// piecewise, onoff: every this many cells one ends an AAL5 frame
+    /// (default: no frame marks).
+    #[serde(default)]
+    pub frame_cells: Option<u32>,
+}
+
+/// `apps[i].rates`: a list of rates, or a fractional Gaussian noise rate
+/// sequence (97-0177R2's video).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RatesSpec {
+    /// These rates, in order.
+    List(Vec<RateOrZero>),
+    /// `{ fgn = {...} }`.
+    Fgn(FgnSpec),
+}
+
+/// `rates = { fgn = {...} }`: per source, rates `mean + std * x_k` with `x`
+/// a normalised FGN block of `length` values; values outside `[0, peak]`
+/// are skipped (algorithms.md s6.6).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FgnSpec {
+    /// Mean of the untruncated rate.
+    pub mean: Rate,
+    /// Standard deviation of the untruncated rate.
+    pub std: Rate,
+    /// The highest rate accepted.
+    pub peak: Rate,
+    /// Hurst parameter, in (0, 1).
+    pub hurst: f64,
+    /// `paxson` (default, the study's) or `davies_harte` (exact).
+    #[serde(default)]
+    pub method: Option<FgnMethodName>,
+    /// Length of the FGN block (default: enough for the run, at least 2^15).
+    #[serde(default)]
+    pub length: Option<u64>,
+}
+
+/// The FGN generators.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FgnMethodName {
+    /// Paxson's FFT method.
+    Paxson,
+    /// Davies and Harte's circulant embedding.
+    DaviesHarte,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatesTable {
+    fgn: FgnSpec,
+}
+
+impl<'de> Deserialize<'de> for RatesSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RatesSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of rates, or { fgn = { mean, std, peak, hurst } }")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::<RateOrZero>::deserialize(SeqAccessDeserializer::new(seq)).map(RatesSpec::List)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RatesTable::deserialize(MapAccessDeserializer::new(map)).map(|t| RatesSpec::Fgn(t.fgn))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `apps[i].intervals`: constant or uniform.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IntervalsSpec {
+    /// Every interval this long.
+    Constant(Time),
+    /// Uniform in `[min, max]`.
+    Uniform([Time; 2]),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IntervalsTable {
+    uniform: [Time; 2],
+}
+
+impl<'de> Deserialize<'de> for IntervalsSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, StrDeserializer};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IntervalsSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a time, e.g. \"50 ms\", or { uniform = [\"20 ms\", \"100 ms\"] }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Time::deserialize(StrDeserializer::<E>::new(s)).map(IntervalsSpec::Constant)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                IntervalsTable::deserialize(MapAccessDeserializer::new(map)).map(|t| IntervalsSpec::Uniform(t.uniform))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `apps[i].record_arrivals`: which frames' arrival times to keep.
@@ -716,6 +990,9 @@ pub enum AppKind {
     Udp,
     /// An ON/OFF cell source: `peak` rate during `on`, silent during `off`.
     Onoff,
+    /// Cell sources with a constant rate per interval (rates from a list
+    /// or FGN), several multiplexed on one VC (97-0177R2's video).
+    Piecewise,
 }
 
 impl AppKind {
@@ -726,6 +1003,7 @@ impl AppKind {
             AppKind::UdpCbr => "udp_cbr",
             AppKind::Udp => "udp",
             AppKind::Onoff => "onoff",
+            AppKind::Piecewise => "piecewise",
         }
     }
 }
@@ -740,9 +1018,17 @@ pub struct ProbeSpecToml {
     /// `cwnd`, `ssthresh`, `goodput` (of an app), `queue`, `drops`,
     /// `utilization` (of a port).
     pub kind: ProbeKind,
-    /// The application, for cwnd, ssthresh and goodput.
+    /// The application, for cwnd, ssthresh and goodput (TCP, UDP) and
+    /// cell_rate (onoff, piecewise).
     #[serde(default)]
     pub app: Option<String>,
+    /// The ABR VC, for acr and er, and its direction: `forward` (default:
+    /// the source at the VC's first host) or `backward`.
+    #[serde(default)]
+    pub vc: Option<String>,
+    /// With `vc`: `forward` or `backward`.
+    #[serde(default)]
+    pub direction: Option<VcDirection>,
     /// The port `[from, to]`, for queue, drops and utilization.
     #[serde(default)]
     pub port: Option<[String; 2]>,
@@ -758,7 +1044,8 @@ pub struct MetricsSpec {
     /// (default: the slowest link any TCP connection crosses, first found).
     pub efficiency_link: Option<[String; 2]>,
     /// `link` (default): its rate; `left_by_onoff`: its rate less the mean
-    /// rate of the ON/OFF sources that cross it.
+    /// rate of the ON/OFF sources that cross it; `left_by_measured`: its
+    /// rate less the measured throughput of the cell sources that cross it.
     #[serde(default)]
     pub efficiency_capacity: Option<EfficiencyCapacity>,
 }

@@ -250,3 +250,100 @@ fn test_epd_frame_cells_auto_is_the_largest_frame_through_the_port() {
     assert_eq!(e.path, "switches[0].port_to.a.drop_policy.excess_frames");
     assert!(e.message.contains("the largest frame here"), "{}", e.message);
 }
+
+/// MINIMAL with an ABR VC, ERICA+ on the switch and a video source.
+fn abr_scenario() -> String {
+    MINIMAL
+        .replace(
+            "port = { buffer = \"100 cells\" }",
+            "port = { buffer = \"100000 cells\", abr = { algorithm = \"erica_plus\" } }",
+        )
+        .replace("path = [\"a\", \"sw\", \"b\"]", "path = [\"a\", \"sw\", \"b\"]\nabr = {}")
+        + r#"
+[[vcs]]
+name = "vbr"
+path = ["a", "sw", "b"]
+category = "vbr"
+simplex = true
+[[apps]]
+kind = "piecewise"
+name = "video"
+vc = "vbr"
+sources = 3
+rates = { fgn = { mean = "5 Mbit/s", std = "5 Mbit/s", peak = "15 Mbit/s", hurst = 0.8 } }
+intervals = { uniform = ["20 ms", "100 ms"] }
+frame_cells = 8
+[[probes]]
+kind = "acr"
+vc = "v"
+interval = "1 ms"
+[[probes]]
+kind = "load_factor"
+port = ["sw", "b"]
+interval = "1 ms"
+[[probes]]
+kind = "cell_rate"
+app = "video"
+interval = "5 ms"
+"#
+}
+
+#[test]
+fn test_abr_scenario_runs_its_loops_and_video() {
+    let r = parse_toml(&abr_scenario()).unwrap().build(1, 0).unwrap().run().unwrap();
+    assert_eq!(r.abr.len(), 2, "one source per direction");
+    assert!(r.abr[0].frms_in_rate > 0 && r.abr[0].brms_received > 0, "{:?}", r.abr[0]);
+    assert_eq!(r.abr_ports.len(), 2, "both switch ports run ERICA+");
+    assert_eq!(r.cell_sources[0].sources, 3);
+    assert!(r.cell_sources[0].cells_received > 0);
+    assert_eq!(r.series.len(), 3);
+    assert_eq!(r.series[0].target, "v:forward");
+}
+
+#[test]
+fn test_video_rates_are_the_same_for_the_same_seed_and_differ_for_another() {
+    let received = |seed| {
+        parse_toml(&abr_scenario()).unwrap().build(seed, 0).unwrap().run().unwrap().cell_sources[0].cells_received
+    };
+    assert_eq!(received(1), received(1));
+    assert_ne!(received(1), received(2));
+}
+
+#[test]
+fn test_abr_mistakes_name_their_keys() {
+    let base = abr_scenario();
+    let cases = [
+        ("abr = {}", "abr = { nrm = 1 }", "vcs[0].abr.nrm"),
+        ("abr = {}", "abr = { icr = \"200 Mbit/s\" }", "vcs[0].abr.icr"),
+        ("abr = {}", "abr = { pcr = \"1 Gbit/s\" }", "vcs[0].abr.pcr"),
+        ("abr = {}", "abr = {}\ncategory = \"ubr\"", "vcs[0].category"),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"erica\", t0 = \"1 ms\" }", "switches[0].port.abr.t0"),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"efci\" }", "switches[0].port.abr.threshold"),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"erica_plus\", qdlf = 2.0 }", "switches[0].port.abr.qdlf"),
+        (
+            "algorithm = \"erica_plus\" }",
+            "algorithm = \"erica_plus\", interval = \"0 s\" }",
+            "switches[0].port.abr.interval",
+        ),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"erica_plus\", colour = 1 }", "switches[0].port.abr.colour"),
+        ("hurst = 0.8", "hurst = 1.2", "apps[1].rates.fgn.hurst"),
+        ("hurst = 0.8", "hurst = 0.8, length = 3", "apps[1].rates.fgn.length"),
+        ("sources = 3", "sources = 0", "apps[1].sources"),
+        ("[\"20 ms\", \"100 ms\"]", "[\"200 ms\", \"100 ms\"]", "apps[1].intervals.uniform"),
+        ("frame_cells = 8", "frame_cells = 0", "apps[1].frame_cells"),
+        ("frame_cells = 8", "frame_cells = 8\nperiod = \"1 s\"", "apps[1].period"),
+        ("vc = \"v\"\ninterval = \"1 ms\"", "vc = \"vbr\"\ninterval = \"1 ms\"", "probes[0].vc"),
+        ("port = [\"sw\", \"b\"]", "port = [\"b\", \"sw\"]", "probes[1].port"),
+        ("app = \"video\"", "app = \"ftp\"", "probes[2].app"),
+    ];
+    for (from, to, path) in cases {
+        assert!(base.contains(from), "{from}");
+        let e = error_of(&base.replacen(from, to, 1));
+        assert_eq!(e.path, path, "{to}: {e}");
+    }
+    // A block too short for the run: 20 s holds up to 1001 intervals.
+    let long = base.replacen("duration = \"20 ms\"", "duration = \"20 s\"", 1);
+    let e = error_of(&long.replacen("hurst = 0.8", "hurst = 0.8, length = 64", 1));
+    assert_eq!(e.path, "apps[1].rates.fgn.length", "{e}");
+    assert!(e.message.contains("1001 intervals"), "{e}");
+}

@@ -115,6 +115,11 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 
 /// Parses a rate such as `"155.52 Mbit/s"` or `"353207.55 cells/s"`.
 pub fn rate(s: &str) -> Result<BitRate, String> {
+    BitRate::from_bps(rate_bps(s)?).ok_or_else(|| "must be positive".to_string())
+}
+
+/// Parses a rate as [`rate`] does, allowing zero: bit/s.
+pub fn rate_bps(s: &str) -> Result<u64, String> {
     let (num, unit) = split(s)?;
     let factor: u128 = match unit {
         "bit/s" | "bps" | "b/s" => 1,
@@ -130,8 +135,7 @@ pub fn rate(s: &str) -> Result<BitRate, String> {
             return Err(format!("unknown rate unit '{u}' (use bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s or cells/s)"));
         }
     };
-    let bps = scale(parse_decimal(num)?, factor, false, "bit/s")?;
-    BitRate::from_bps(bps).ok_or_else(|| "must be positive".to_string())
+    scale(parse_decimal(num)?, factor, false, "bit/s")
 }
 
 /// Parses a size in bytes such as `"512 bytes"` or `"64 KiB"`.

@@ -976,6 +976,11 @@ impl NetworkBuilder {
         Ok(())
     }
 
+    /// Whether port `port` has an ERICA or ERICA+ controller.
+    pub fn has_erica(&self, port: PortId) -> bool {
+        self.abr_controls.iter().any(|(p, c)| *p == port && matches!(c, AbrControlConfig::Erica(_)))
+    }
+
     /// Finishes the network: a simulation of `duration` ready to run.
     pub fn build(self, meta: RunMeta, duration: Duration) -> Simulation {
         Simulation::new(self, meta, duration)
