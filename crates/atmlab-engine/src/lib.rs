@@ -7,7 +7,7 @@
 //!   ([`time`]);
 //! * [`BitRate`] and [`SlotClock`]: typed rates and exact periodic slot
 //!   boundaries that never accumulate rounding ([`units`]);
-//! * [`EventQueue`]: a binary heap ordered by `(time, class, seq)`, the
+//! * [`EventQueue`]: a 4-ary heap ordered by `(time, class, seq)`, the
 //!   documented deterministic order of atmlab ([`queue`]);
 //! * [`RngStreams`]: one independent random stream per component, derived from
 //!   `(seed, replication, component name)` ([`rng`]);

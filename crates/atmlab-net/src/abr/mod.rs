@@ -5,7 +5,8 @@
 //! simulation (`sim/abr.rs`) feeds them what happens and acts on what they
 //! return, as it does with TCP.
 //!
-//! * [`rm`]: the fields of an RM cell, and the 16-bit rate format of I.371;
+//! * [`rm`]: the fields of an RM cell (rates as exact f64 cells/s, not the
+//!   16-bit format of I.371);
 //! * [`source`]: the source end system, rules 1-13 (ACR, in-rate FRMs every
 //!   Nrm cells, use-it-or-lose-it, missing feedback, out-of-rate FRMs);
 //! * [`destination`]: the destination end system (FRM turnaround, CI from

@@ -2,7 +2,7 @@
 //! s5.10.4, source behaviours 1-13), as a sans-I/O state machine.
 //!
 //! The simulation keeps one [`AbrSource`] per direction of each ABR VC at a
-//! host (and at a VS/VD switch) and drives it with these calls:
+//! host and drives it with these calls:
 //!
 //! * when an in-rate slot comes (the previous in-rate cell left
 //!   [`cell_interval_ps`](AbrSource::cell_interval_ps) ago) it asks

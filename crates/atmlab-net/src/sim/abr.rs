@@ -16,10 +16,12 @@
 //! carried from cell to cell; one event per in-rate cell. A forward RM cell
 //! that arrives is turned around (rule 3b: it waits for the end's next
 //! in-rate slot, a newer one overwriting it); a backward RM cell sets the
-//! source's ACR, and the pending slot moves with the new rate. While ACR is
-//! below TCR the source sends no in-rate cells, only out-of-rate FRMs at
-//! TCR (rule 11); a turned-around BRM then waits for in-rate sending to
-//! resume.
+//! source's ACR, and the pending slot moves with the new rate. With nothing
+//! to send, a trailing FRM still goes once rule 3a makes one due (after at
+//! least Mrm cells and Trm, as YATS sends it). While ACR is below TCR the
+//! source sends no in-rate cells, only out-of-rate FRMs at TCR (rule 11),
+//! each followed by the turned-around BRM if one waits (out of rate, CLP =
+//! 1: TM 4.0 lets a destination send BRMs so, at most at TCR).
 //!
 //! **Switches.** A switch output port may have an [`AbrControl`]: ERICA or
 //! ERICA+ (which count the ABR and higher-priority cells offered to the port
@@ -177,8 +179,14 @@ impl Simulation {
                     self.queue.push(t, APP, Event::AbrSend(e, g));
                 }
             }
-            Some(_) => {
-                end.in_rate.set(None);
+            Some(at) => {
+                // Nothing waits: only a trailing FRM (rule 3a(ii) once Trm has
+                // passed after at least Mrm cells, as YATS sends it) may be due.
+                let due =
+                    end.source.frm_due_at().map(|due| due.max(SimTime::from_ps(at.ceil().min(u64::MAX as f64) as u64)));
+                if let Some((t, g)) = end.in_rate.set(due) {
+                    self.queue.push(t, APP, Event::AbrSend(e, g));
+                }
             }
             None => {
                 end.in_rate.set(None);
@@ -240,6 +248,14 @@ impl Simulation {
             && let Some(cell) = self.abr_rm_cell(e, rm, true)
         {
             self.abr_offer(e, cell);
+            // A turned-around BRM may go out of rate too (CLP = 1, at most
+            // TCR: TM 4.0 s5.10.5 rule 3): else, with both directions of a
+            // VC below TCR, neither would ever hear from the other again.
+            if let Some(brm) = self.abr_ends[e as usize].destination.take_brm()
+                && let Some(cell) = self.abr_rm_cell(e, brm, true)
+            {
+                self.abr_offer(e, cell);
+            }
         }
         self.abr_kick(e);
     }

@@ -203,3 +203,47 @@ fn test_abr_runs_conserve_cells_and_are_deterministic_and_match_the_reference() 
     assert_eq!(a.abr_ports, reference.abr_ports);
     assert!(a.abr.iter().all(|e| e.frms_in_rate > 0 && e.brms_received > 0));
 }
+
+/// One ABR VC a -> sw -> b with `params`, ERICA+ at the switch, and a UDP
+/// source of `count` datagrams (`None`: greedy) of `payload` bytes.
+fn one_vc(params: AbrParams, payload: u32, count: Option<u64>, seconds: u64) -> RunResult {
+    let mut b = NetworkBuilder::new(RngStreams::new(5, 0));
+    let us = Duration::from_us(50);
+    let a = NodeRef::Host(b.add_host("a", 9180, Encapsulation::LlcSnap));
+    let z = NodeRef::Host(b.add_host("z", 9180, Encapsulation::LlcSnap));
+    let sw = NodeRef::Switch(b.add_switch("sw"));
+    b.add_link(a, sw, sts3c(), us, PortConfig::host_adapter(), switch_port(1 << 20)).unwrap();
+    b.add_link(sw, z, sts3c(), us, switch_port(1 << 20), PortConfig::host_adapter()).unwrap();
+    let vc = b.add_vc(&[a, sw, z], ServiceCategory::Abr, None).unwrap();
+    b.set_abr("v", &vc, &params).unwrap();
+    let udp = CbrParams { payload, count, ..greedy() };
+    b.add_udp_cbr("u", &vc, udp).unwrap();
+    control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
+    b.build(RunMeta::default(), Duration::from_secs(seconds)).run().unwrap()
+}
+
+#[test]
+fn test_a_vc_whose_both_directions_start_below_tcr_gets_going() {
+    // ICR below TCR: both sources start stopped and send only out-of-rate
+    // FRMs. The destination's turned-around BRM must go out of rate too, or
+    // neither direction would ever raise its rate (TM 4.0 s5.10.5).
+    let mut params = AbrParams::new(cell_rate(sts3c()));
+    params.tcr = 1000.0;
+    params.icr = 500.0;
+    let r = one_vc(params, 9112, None, 1);
+    let fwd = &r.abr[0];
+    assert!(fwd.frms_out_of_rate > 0, "{fwd:?}");
+    assert!(fwd.data_cells > 100_000, "the forward direction got going: {fwd:?}");
+    assert!(r.udp_flows[0].received > 0);
+}
+
+#[test]
+fn test_an_idle_source_sends_one_trailing_frm() {
+    // One datagram of 10 cells, then nothing: the first FRM leads it (rule
+    // 2); Trm (100 ms) later, with at least Mrm = 2 cells since, rule 3a
+    // makes a trailing FRM due, and after it nothing more.
+    let r = one_vc(AbrParams::new(cell_rate(sts3c())), 400, Some(1), 1);
+    let fwd = &r.abr[0];
+    assert_eq!(fwd.data_cells, 10);
+    assert_eq!(fwd.frms_in_rate, 2, "{fwd:?}");
+}

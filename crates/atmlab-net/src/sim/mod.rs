@@ -10,8 +10,14 @@
 //! | event | class | meaning |
 //! |---|---|---|
 //! | `LinkArrival(p)` | 0 | the head cell of port `p`'s link reaches the far end |
-//! | `TcpStart`, `UdpSend`, timers | 1 | applications and TCP timers |
+//! | `TcpStart`, `TcpStop`, `TcpTimer`, `UdpSend` | 1 | applications and TCP timers |
+//! | `CellSource(i)` | 1 | cell source `i` sends its next cell (or batch) |
+//! | `HostTx(h)`, `HostRx(h)` | 1 | host `h`'s sending or receiving CPU finishes a step |
+//! | `AbrSend(e, g)` | 1 | ABR end `e`'s next in-rate slot |
+//! | `AbrOutOfRate(e, g)` | 1 | ABR end `e`'s next out-of-rate RM cell (ACR below TCR) |
+//! | `AbrInterval(p, g)` | 1 | port `p`'s ERICA averaging interval reaches its time bound |
 //! | `PortSlot(p)` | 2 | port `p` starts sending a cell |
+//! | `Probe(i)` | 3 | probe `i` takes a sample |
 //!
 //! At equal times lower classes run first: every cell that arrives at an
 //! instant is queued, and every ACK that arrives is processed, before a port

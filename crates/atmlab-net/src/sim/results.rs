@@ -44,7 +44,7 @@ pub struct EfficiencyBasis {
     /// Its cell rate in bit/s.
     pub link_rate_bps: u64,
     /// Mean rate of the ON/OFF sources crossing it, subtracted from the
-    /// capacity (0 unless `efficiency_capacity = "left_by_onoff"`).
+    /// capacity (0 with `efficiency_capacity = "link"`).
     pub background_bps: f64,
     /// Largest fraction of the cell rate TCP payload can use.
     pub payload_fraction: f64,
@@ -358,7 +358,7 @@ pub struct RunResult {
     pub connections: Vec<ConnectionResult>,
     /// UDP flows.
     pub udp_flows: Vec<UdpFlowResult>,
-    /// ON/OFF cell sources.
+    /// Applications of cell sources (ON/OFF and piecewise).
     pub cell_sources: Vec<CellSourceResult>,
     /// ABR end systems: the source of each direction of each ABR VC.
     pub abr: Vec<AbrResult>,

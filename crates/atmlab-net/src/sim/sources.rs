@@ -225,7 +225,7 @@ impl Intervals {
 /// [`Intervals`]) and carries cells at rate `R_i` (the `i`-th of `rates`),
 /// uniformly spaced: cell `k` of the interval exactly `k * 424 / R_i` after
 /// its start (97-0177R2 s4: "the video source sends cells at a rate Ri
-/// uniformly spaced in the interval Ti"). A rate below 1 bit/s sends
+/// uniformly spaced in the interval Ti"). A rate below 0.5 bit/s sends
 /// nothing in its interval. When the rates run out the source falls silent
 /// (or starts over, with `cycle`).
 #[derive(Clone, Debug)]
