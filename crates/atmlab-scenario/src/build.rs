@@ -180,6 +180,9 @@ impl<'a> Ctx<'a> {
         for (i, s) in self.sc.switches.iter().enumerate() {
             self.name(format!("switches[{i}].name"), &s.name)?;
             let id = self.b.add_switch(&s.name);
+            if s.vs_vd {
+                self.b.set_vs_vd(id);
+            }
             self.nodes.insert(&s.name, NodeRef::Switch(id));
         }
         Ok(())

@@ -380,6 +380,11 @@ pub struct SwitchSpec {
     /// Overrides for the port toward a given neighbour.
     #[serde(default)]
     pub port_to: BTreeMap<String, PortSpec>,
+    /// An ABR virtual source and destination (TM 4.0 s5.10.10): every ABR
+    /// VC through the switch has its control loops split here, with a
+    /// per-VC queue (default false).
+    #[serde(default)]
+    pub vs_vd: bool,
 }
 
 /// A switch output port; all keys optional (merged over the switch's

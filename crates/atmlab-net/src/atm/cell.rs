@@ -79,6 +79,11 @@ impl Pti {
     pub const fn with_efci(self) -> Pti {
         if self.is_user_data() { Pti(self.0 | 0b010) } else { self }
     }
+    /// This user data PTI with the EFCI bit clear (a virtual source sends
+    /// its cells with EFCI = 0, TM 4.0 source rule 12).
+    pub const fn without_efci(self) -> Pti {
+        if self.is_user_data() { Pti(self.0 & !0b010) } else { self }
+    }
     /// Whether this is a VC resource-management cell.
     pub const fn is_rm(self) -> bool {
         self.0 == Pti::RM.0

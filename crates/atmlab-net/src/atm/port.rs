@@ -215,6 +215,9 @@ pub struct PortVc {
     /// this port belongs to the control loop of that port's direction, whose
     /// ABR controller writes its ER (TM 4.0 s5.10.6; algorithms.md s1.1).
     pub feedback: Option<(PortId, u16)>,
+    /// At a VS/VD switch, the ABR end whose virtual source sends this VC's
+    /// cells into this port: cells for it go there, not into the queue.
+    pub vs: Option<u32>,
     occupancy: u32,
     frame_start: bool,
     discard: Discard,
@@ -231,6 +234,7 @@ impl PortVc {
             eager: false,
             upc: NO_UPC,
             feedback: None,
+            vs: None,
             occupancy: 0,
             frame_start: true,
             discard: Discard::No,

@@ -40,29 +40,66 @@ use crate::abr::destination::AbrDestination;
 use crate::abr::erica::{Erica, EricaParams, Variant};
 use crate::abr::source::{AbrSource, InRate};
 use crate::abr::{Direction, RmCell};
-use crate::atm::{Carries, Cell, Pti, ServiceCategory};
-use crate::ids::{HostId, PortId};
+use crate::atm::{Carries, Cell, Pti, ServiceCategory, VcLabel};
+use crate::ids::{HostId, PortId, SwitchId};
 use crate::pdu::PduId;
 use atmlab_engine::{CELL_BITS, SimTime};
 
-/// One host end of an ABR VC.
+/// Where an ABR end sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndAt {
+    /// At a host, on its VC `vc`.
+    Host {
+        /// The host.
+        host: HostId,
+        /// The VC's index at the host.
+        vc: u32,
+    },
+    /// At a VS/VD switch, facing one side of the VC; `peer` is the end at
+    /// the same switch facing the other side (where this end's cells come
+    /// from, and whose source this end's destination couples to).
+    Switch {
+        /// The switch.
+        switch: SwitchId,
+        /// The other end of the pair.
+        peer: u32,
+    },
+}
+
+/// What waits at an ABR source for an in-rate slot.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Waiting {
+    /// A host's frame: its PDU and the cells of it still to send.
+    Frame(PduId, u32),
+    /// A cell a virtual source took from the segment behind it, already
+    /// labelled for its output port.
+    Cell(Cell),
+}
+
+/// One end of an ABR loop: at a host, or at a VS/VD switch (TM 4.0
+/// s5.10.10), where two ends facing either side split the VC's loops.
 #[derive(Clone, Debug)]
 pub struct AbrEnd {
     /// The VC's name and the direction this end sends, `"<vc>:forward"` (at
-    /// the VC's first host) or `"<vc>:backward"`.
+    /// the VC's first host) or `"<vc>:backward"`; at a VS/VD switch,
+    /// `"<vc>:forward@<switch>"` (the virtual source toward the VC's last
+    /// host) or `"<vc>:backward@<switch>"`.
     pub name: String,
-    /// The host.
-    pub host: HostId,
-    /// The VC's index at the host.
-    pub vc: u32,
+    /// Where it sits.
+    pub at: EndAt,
+    /// The output port it sends into, and the VC's label and index there.
+    pub(crate) port: PortId,
+    label: VcLabel,
+    slot: u16,
     /// The source of the direction this end sends.
     pub source: AbrSource,
     /// The destination of the direction this end receives.
     pub destination: AbrDestination,
-    /// Frames waiting for in-rate slots: their PDU ids and cells left.
-    pub(crate) waiting: VecDeque<(PduId, u32)>,
-    /// Cells of the frames in `waiting`.
+    /// What waits for in-rate slots.
+    pub(crate) waiting: VecDeque<Waiting>,
+    /// Cells in `waiting`, and the most there ever were.
     pub(crate) waiting_cells: u64,
+    pub(crate) max_waiting_cells: u64,
     /// When the last in-rate cell went, in picoseconds with their fraction.
     last_ps: Option<f64>,
     in_rate: LazyTimer,
@@ -75,16 +112,21 @@ pub struct AbrEnd {
 }
 
 impl AbrEnd {
-    pub(crate) fn new(name: String, host: HostId, vc: u32, source: AbrSource) -> AbrEnd {
+    /// An end at `at` that sends into `port` with `label` as VC `slot` there.
+    pub(crate) fn new(name: String, at: EndAt, out: (PortId, VcLabel, u16), source: AbrSource) -> AbrEnd {
         let acr = source.acr();
+        let (port, label, slot) = out;
         AbrEnd {
             name,
-            host,
-            vc,
+            at,
+            port,
+            label,
+            slot,
             source,
             destination: AbrDestination::new(),
             waiting: VecDeque::new(),
             waiting_cells: 0,
+            max_waiting_cells: 0,
             last_ps: None,
             in_rate: LazyTimer::default(),
             out_of_rate: LazyTimer::default(),
@@ -92,6 +134,12 @@ impl AbrEnd {
             acr_last: acr,
             acr_since: SimTime::ZERO,
         }
+    }
+
+    fn push_waiting(&mut self, w: Waiting, cells: u32) {
+        self.waiting.push_back(w);
+        self.waiting_cells += u64::from(cells);
+        self.max_waiting_cells = self.max_waiting_cells.max(self.waiting_cells);
     }
 
     /// Notes the source's ACR at `now` (after anything that may change it).
@@ -160,9 +208,7 @@ impl Simulation {
     /// Queues the `cells` cells of frame `pdu` at ABR end `e` for its
     /// in-rate slots.
     pub(super) fn abr_enqueue(&mut self, e: u32, pdu: PduId, cells: u32) {
-        let end = &mut self.abr_ends[e as usize];
-        end.waiting.push_back((pdu, cells));
-        end.waiting_cells += u64::from(cells);
+        self.abr_ends[e as usize].push_waiting(Waiting::Frame(pdu, cells), cells);
         self.abr_kick(e);
     }
 
@@ -219,7 +265,7 @@ impl Simulation {
         let cell = match end.source.next_in_rate(now, data, brm) {
             Some(InRate::Frm(rm)) => Some(self.abr_rm_cell(e, rm, false)),
             Some(InRate::Brm) => {
-                let rm = self.abr_ends[e as usize].destination.take_brm().expect("a BRM was waiting");
+                let rm = self.take_brm(e).expect("a BRM was waiting");
                 Some(self.abr_rm_cell(e, rm, false))
             }
             Some(InRate::Data) => Some(self.abr_data_cell(e)),
@@ -251,7 +297,7 @@ impl Simulation {
             // A turned-around BRM may go out of rate too (CLP = 1, at most
             // TCR: TM 4.0 s5.10.5 rule 3): else, with both directions of a
             // VC below TCR, neither would ever hear from the other again.
-            if let Some(brm) = self.abr_ends[e as usize].destination.take_brm()
+            if let Some(brm) = self.take_brm(e)
                 && let Some(cell) = self.abr_rm_cell(e, brm, true)
             {
                 self.abr_offer(e, cell);
@@ -264,8 +310,7 @@ impl Simulation {
     /// `None` when the RM table is full (the run then stops).
     fn abr_rm_cell(&mut self, e: u32, rm: RmCell, out_of_rate: bool) -> Option<Cell> {
         let end = &self.abr_ends[e as usize];
-        let vc = &self.hosts[end.host.idx()].vcs[end.vc as usize];
-        let (label, slot) = (vc.label, vc.slot);
+        let (label, slot) = (end.label, end.slot);
         let Some(id) = self.rms.insert(rm, 1, self.now) else {
             self.stop(format!(
                 "stopped at t = {:.6} s: more than {} RM cells are in flight at once (the RM table is full)",
@@ -278,23 +323,29 @@ impl Simulation {
         Some(Cell { label, pdu: id, pti: Pti::RM, clp: out_of_rate, slot })
     }
 
-    /// The next cell of the frame at the head of end `e`'s queue.
+    /// The next cell at the head of end `e`'s queue.
     fn abr_data_cell(&mut self, e: u32) -> Option<Cell> {
         let end = &mut self.abr_ends[e as usize];
-        let (pdu, left) = end.waiting.front_mut().expect("data was waiting");
-        let (pdu, last) = (*pdu, *left == 1);
-        *left -= 1;
-        if last {
-            end.waiting.pop_front();
-        }
         end.waiting_cells -= 1;
-        let vc = &self.hosts[end.host.idx()].vcs[end.vc as usize];
-        let pti = if last { Pti::DATA_EOF } else { Pti::DATA }; // EFCI = 0 (rule 12)
-        Some(Cell { label: vc.label, pdu, pti, clp: false, slot: vc.slot })
+        match end.waiting.front_mut().expect("data was waiting") {
+            Waiting::Frame(pdu, left) => {
+                let (pdu, last) = (*pdu, *left == 1);
+                *left -= 1;
+                if last {
+                    end.waiting.pop_front();
+                }
+                let pti = if last { Pti::DATA_EOF } else { Pti::DATA }; // EFCI = 0 (rule 12)
+                Some(Cell { label: end.label, pdu, pti, clp: false, slot: end.slot })
+            }
+            Waiting::Cell(_) => {
+                let Some(Waiting::Cell(cell)) = end.waiting.pop_front() else { unreachable!("matched above") };
+                Some(cell)
+            }
+        }
     }
 
     fn abr_offer(&mut self, e: u32, cell: Cell) {
-        let port = self.hosts[self.abr_ends[e as usize].host.idx()].port.expect("a host with a VC has a link");
+        let port = self.abr_ends[e as usize].port;
         self.offer_at(port, self.now, cell);
     }
 
@@ -324,6 +375,53 @@ impl Simulation {
     pub(super) fn data_cell_at_host(&mut self, h: HostId, vc: u32, cell: Cell) {
         if let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr {
             self.abr_ends[e as usize].destination.on_data_cell(cell.pti.efci());
+        }
+    }
+
+    /// End `e`'s waiting turned-around BRM, if any. At a VS/VD switch its
+    /// ER is lowered to the ACR of the virtual source on the other side
+    /// (algorithms.md s2.7: the segment behind may not send faster than the
+    /// one ahead drains).
+    fn take_brm(&mut self, e: u32) -> Option<RmCell> {
+        let mut brm = self.abr_ends[e as usize].destination.take_brm()?;
+        if let EndAt::Switch { peer, .. } = self.abr_ends[e as usize].at {
+            brm.lower_er(self.abr_ends[peer as usize].source.acr());
+        }
+        Some(brm)
+    }
+
+    /// A cell of an ABR VC reached a VS/VD switch on its way to the port of
+    /// end `e` (already relabelled for it): the switch ends the loop of the
+    /// segment it came from and starts the next one. Data cells wait at
+    /// `e`'s virtual source (their EFCI noted by the virtual destination
+    /// facing where they came from, and cleared); an FRM is turned around by
+    /// that virtual destination; a BRM is the feedback of the virtual source
+    /// that sends back toward where it came from, and ends there.
+    pub(super) fn vs_receive(&mut self, e: u32, mut cell: Cell) {
+        let EndAt::Switch { peer, .. } = self.abr_ends[e as usize].at else {
+            unreachable!("only switch ends take cells from links")
+        };
+        match cell.carries() {
+            Carries::Frame(_) | Carries::Nothing => {
+                self.abr_ends[peer as usize].destination.on_data_cell(cell.pti.efci());
+                cell.pti = cell.pti.without_efci();
+                self.abr_ends[e as usize].push_waiting(Waiting::Cell(cell), 1);
+                self.abr_kick(e);
+            }
+            Carries::Rm(id) => {
+                let rm = self.rms.get(id).expect("an arriving RM cell's fields are live").payload;
+                self.rms.settle_cell(id);
+                self.counts.rm_absorbed += 1;
+                match rm.dir {
+                    Direction::Forward => {
+                        self.abr_ends[peer as usize].destination.on_forward_rm(&rm);
+                    }
+                    Direction::Backward => {
+                        self.abr_ends[peer as usize].source.on_backward_rm(self.now, &rm);
+                    }
+                }
+                self.abr_kick(peer);
+            }
         }
     }
 
@@ -439,7 +537,10 @@ impl Simulation {
                 let (s, d) = (&e.source.stats, &e.destination.stats);
                 super::AbrResult {
                     name: e.name.clone(),
-                    host: self.hosts[e.host.idx()].name.clone(),
+                    host: match e.at {
+                        EndAt::Host { host, .. } => self.hosts[host.idx()].name.clone(),
+                        EndAt::Switch { switch, .. } => self.switches[switch.idx()].name.clone(),
+                    },
                     acr_bps: bps(e.source.acr()),
                     mean_acr_bps: bps(e.mean_acr(self.end)),
                     last_er_bps: e.source.last_er().map(bps),
@@ -452,6 +553,7 @@ impl Simulation {
                     adtf_cuts: s.adtf_cuts,
                     crm_cuts: s.crm_cuts,
                     cells_waiting: e.waiting_cells,
+                    max_cells_waiting: e.max_waiting_cells,
                 }
             })
             .collect()

@@ -5,7 +5,7 @@
 //! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
 //! position in the scenario file.
 
-use super::abr::{AbrControlConfig, AbrEnd};
+use super::abr::{AbrControlConfig, AbrEnd, EndAt};
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
@@ -211,6 +211,13 @@ pub struct VcHandle {
     pub reverse: Vec<PortId>,
     /// Whether cells can flow back (a simplex VC is registered one way).
     pub duplex: bool,
+    /// The nodes of the path, source to destination.
+    pub path: Vec<NodeRef>,
+    /// The VC's label on each link of the path, in path order.
+    pub labels: Vec<VcLabel>,
+    /// The VC's index at the reverse-direction port of each link of the
+    /// path, in path order (empty for a simplex VC).
+    pub reverse_slots: Vec<u16>,
 }
 
 /// Parameters of an ON/OFF cell source (see [`OnOffSource`]).
@@ -271,6 +278,8 @@ pub struct NetworkBuilder {
     pub(super) abr_ends: Vec<AbrEnd>,
     /// The switch output ports with an ABR controller.
     pub(super) abr_controls: Vec<(PortId, AbrControlConfig)>,
+    /// The switches that are ABR virtual sources and destinations.
+    pub(super) vs_vd: Vec<SwitchId>,
 }
 
 /// A policer and where it sits.
@@ -311,6 +320,7 @@ impl NetworkBuilder {
             max_cells_held: super::DEFAULT_MAX_CELLS_HELD,
             abr_ends: Vec::new(),
             abr_controls: Vec::new(),
+            vs_vd: Vec::new(),
         }
     }
 
@@ -652,6 +662,9 @@ impl NetworkBuilder {
             forward_slots,
             reverse: rev,
             duplex,
+            path: path.to_vec(),
+            labels,
+            reverse_slots: if duplex { reverse_slots } else { Vec::new() },
         })
     }
 
@@ -951,10 +964,48 @@ impl NetworkBuilder {
         for (end, direction) in [(vc.src, "forward"), (vc.dst, "backward")] {
             let source = AbrSource::new(*params, SimTime::ZERO)?;
             let e = self.abr_ends.len() as u32;
-            self.abr_ends.push(AbrEnd::new(format!("{name}:{direction}"), end.host, end.vc, source));
+            let host = &self.hosts[end.host.idx()];
+            let hv = &host.vcs[end.vc as usize];
+            let out = (host.port.expect("checked above"), hv.label, hv.slot);
+            let at = EndAt::Host { host: end.host, vc: end.vc };
+            self.abr_ends.push(AbrEnd::new(format!("{name}:{direction}"), at, out, source));
             self.hosts[end.host.idx()].vcs[end.vc as usize].abr = Some(e);
         }
+        // Each VS/VD switch on the path splits the loops: a pair of ends,
+        // one sending each way (TM 4.0 s5.10.10; algorithms.md s2.7).
+        for k in 1..vc.path.len() - 1 {
+            let NodeRef::Switch(sw) = vc.path[k] else { continue };
+            if !self.vs_vd.contains(&sw) {
+                continue;
+            }
+            let down = (vc.forward[k], vc.labels[k], vc.forward_slots[k]);
+            let up_port = self.port_toward(vc.path[k], vc.path[k - 1]).expect("the path is linked");
+            let up = (up_port, vc.labels[k - 1], vc.reverse_slots[k - 1]);
+            let (e_down, e_up) = (self.abr_ends.len() as u32, self.abr_ends.len() as u32 + 1);
+            let switch = self.switches[sw.idx()].name.clone();
+            for (out, peer, direction) in [(down, e_up, "forward"), (up, e_down, "backward")] {
+                // A virtual source sends no faster than its own port.
+                let cell_rate = self.ports[out.0.idx()].rate.bps() as f64 / atmlab_engine::CELL_BITS as f64;
+                let mut p = *params;
+                p.pcr = p.pcr.min(cell_rate);
+                p.icr = p.icr.min(p.pcr);
+                let source = AbrSource::new(p, SimTime::ZERO)?;
+                let at = EndAt::Switch { switch: sw, peer };
+                self.abr_ends.push(AbrEnd::new(format!("{name}:{direction}@{switch}"), at, out, source));
+            }
+            self.ports[down.0.idx()].vcs[down.2 as usize].vs = Some(e_down);
+            self.ports[up.0.idx()].vcs[up.2 as usize].vs = Some(e_up);
+        }
         Ok(())
+    }
+
+    /// Makes switch `sw` an ABR virtual source and destination (TM 4.0
+    /// s5.10.10): every ABR VC through it, set with [`set_abr`](Self::set_abr)
+    /// after this call, has its loops split there, with per-VC queues.
+    pub fn set_vs_vd(&mut self, sw: SwitchId) {
+        if !self.vs_vd.contains(&sw) {
+            self.vs_vd.push(sw);
+        }
     }
 
     /// Gives switch output port `port` an ABR controller (ERICA, ERICA+ or

@@ -104,8 +104,7 @@ impl Simulation {
         for e in &self.abr_ends {
             total += e.waiting_cells;
             if e.waiting_cells > worst.0 {
-                let host = &self.hosts[e.host.idx()].name;
-                worst = (e.waiting_cells, format!("host {host}'s ABR source (frames waiting for their rate)"));
+                worst = (e.waiting_cells, format!("the ABR source {} (cells waiting for their rate)", e.name));
             }
         }
         self.guard_next = self.counts.cells_created.saturating_add(guard_step(self.max_cells_held));

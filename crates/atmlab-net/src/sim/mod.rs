@@ -43,7 +43,7 @@ mod sources;
 mod timer;
 mod transport;
 
-pub use abr::{AbrControl, AbrControlConfig, AbrEnd};
+pub use abr::{AbrControl, AbrControlConfig, AbrEnd, EndAt};
 pub use apps::{Dist, TcpConn, UdpCbr, UdpStats, VcEnd};
 pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
@@ -165,6 +165,8 @@ struct Counts {
     events: u64,
     /// Cells discarded by usage parameter control.
     policed: u64,
+    /// RM cells that ended at a VS/VD switch (turned around or absorbed).
+    rm_absorbed: u64,
 }
 
 impl Simulation {
@@ -275,8 +277,12 @@ impl Simulation {
         // An ABR controller reads the load of its port and writes ER into the
         // backward RM cells entering its switch when they arrive, so no port
         // of a switch with one takes cells ahead of time.
-        let controlled: std::collections::BTreeSet<NodeRef> =
-            b.abr_controls.iter().map(|(p, _)| b.port_owner[p.idx()]).collect();
+        let controlled: std::collections::BTreeSet<NodeRef> = b
+            .abr_controls
+            .iter()
+            .map(|(p, _)| b.port_owner[p.idx()])
+            .chain(b.vs_vd.iter().map(|s| NodeRef::Switch(*s)))
+            .collect();
         let eager_target: Vec<bool> = b
             .ports
             .iter()

@@ -100,6 +100,11 @@ impl Simulation {
         if !self.abr_control.is_empty() && cell.pti.is_rm() {
             self.abr_on_backward_rm(port, slot, at, cell.pdu);
         }
+        if let Some(e) = self.ports[port.idx()].vcs[slot as usize].vs {
+            // A VS/VD switch: the loop of this segment ends here.
+            self.vs_receive(e, Cell { label, slot, ..cell });
+            return;
+        }
         self.offer_at(port, at, Cell { label, slot, ..cell });
     }
 

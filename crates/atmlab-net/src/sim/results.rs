@@ -230,10 +230,12 @@ pub struct CategoryResult {
 /// opposite it at the same host.
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct AbrResult {
-    /// `"<vc>:forward"` (sent by the VC's first host) or `"<vc>:backward"`.
+    /// `"<vc>:forward"` (sent by the VC's first host) or `"<vc>:backward"`;
+    /// `"<vc>:forward@<switch>"` or `"<vc>:backward@<switch>"` at a VS/VD
+    /// switch.
     #[schemars(extend("x-key" = true))]
     pub name: String,
-    /// The host whose source this is.
+    /// The host (or VS/VD switch) whose source this is.
     pub host: String,
     /// Allowed cell rate at the end, bit/s of 53-byte cells.
     pub acr_bps: f64,
@@ -259,6 +261,9 @@ pub struct AbrResult {
     pub crm_cuts: u64,
     /// Data cells still waiting for their rate at the end.
     pub cells_waiting: u64,
+    /// The most data cells that ever waited for their rate (at a VS/VD
+    /// switch: its per-VC queue).
+    pub max_cells_waiting: u64,
 }
 
 /// The ABR controller of one switch output port, as it stood at the end of
@@ -714,7 +719,8 @@ impl Simulation {
             sent += s.cells_out;
             lost += s.lost_on_link;
         }
-        let received: u64 = self.hosts.iter().map(|h| h.stats.cells_received).sum();
+        // RM cells that ended at a VS/VD switch count as received there.
+        let received: u64 = self.hosts.iter().map(|h| h.stats.cells_received).sum::<u64>() + self.counts.rm_absorbed;
         let arrived_over_links = self.counts.cell_hops;
         if sent != arrived_over_links + on_links + lost {
             return Err(SimulationError::Conservation(format!(
