@@ -10,11 +10,18 @@ numbers (0, -1, -0.0, 2^31, 2^63, 2^64, +-1e308, nan, inf); quantity strings
 with unknown units, no unit, huge, tiny or negative values; names that
 dangle or name the wrong kind of thing; empty, very long and odd strings;
 two values of a table swapped; a documented key set to a value of its own
-kind, valid or not; a new entry (probes, UDP and on/off sources, VCs,
-hosts, links); the template machinery ([params], ``repeat``, [sweep]). One
-case in five instead sets 2 to 4 keys to values at the edges of the valid
-range (1 ps, 1e6 s, 1 kbit/s, 1 Tbit/s, 2^64 - 1, ...), which mostly still
-run. Each case then goes through what a user does with it:
+kind, valid or not; a new entry (probes of every kind, UDP, on/off and
+piecewise sources, VCs, ABR VCs, hosts, links, ABR controllers on switch
+ports); the template machinery ([params], ``repeat``, [sweep]). The
+documented keys include ABR (``vcs[].abr`` with the TM 4.0 parameters, the
+``abr`` table of switch ports with every ERICA/ERICA+/EFCI option),
+``piecewise`` applications (rates as lists, ``{ fgn = ... }``, and
+``{ file, unit }`` tables naming files that are missing or no rates,
+intervals constant or uniform, ``frame_cells``), the ABR and cell-rate
+probes with ``vc`` and ``direction``, and ``efficiency_capacity =
+"left_by_measured"``. One case in five instead sets 2 to 4 keys to values
+at the edges of the valid range (1 ps, 1e6 s, 1 kbit/s, 1 Tbit/s, 2^64 - 1,
+Nrm 2 and 256, 10000 sources, ...), which mostly still run. Each case then goes through what a user does with it:
 
     atmlab.load -> atmlab.validate -> atmlab.Sweep (expands every point of
     [sweep] and validates the first) -> atmlab.run (the base point, seed
@@ -373,6 +380,73 @@ PAYLOAD_DIST = [{"exponential": "100 bytes"}, {"exponential": "0 bytes"}, {"expo
                 {"bivalue": ["80 bytes", "1500 bytes"], "p": 0.5}, {"bivalue": ["80 bytes", "70000 bytes"], "p": 1},
                 {"bivalue": ["0 bytes", "0 bytes"], "p": 0}, {"bivalue": [], "p": 0.5}]
 
+ABR_VCS = [  # vcs[].abr: TM 4.0 parameters of both directions
+    {}, {"pcr": "10 Mbit/s"}, {"pcr": "1 kbit/s", "icr": "1 kbit/s", "mcr": "0 cells/s"}, {"nrm": 2, "mrm": 1},
+    {"tbe": "4096 cells", "frtt": "30 ms"}, {"rif": 1, "rdf": 1, "cdf": 0}, {"trm": "781.25 us", "adtf": "10 ms"},
+    {"icr": "1 cells/s", "tcr": "1 cells/s"}, {"pcr": "10 Mbit/s", "icr": "20 Mbit/s"},
+    {"mcr": "10 Mbit/s", "pcr": "1 Mbit/s"}, {"pcr": "1 Tbit/s"}, {"pcr": "0 bit/s"}, {"nrm": 0}, {"nrm": 1},
+    {"nrm": 257}, {"nrm": 2**32}, {"mrm": 0}, {"nrm": 2, "mrm": 3}, {"trm": "0 s"}, {"trm": "101 ms"}, {"rif": 0},
+    {"rdf": 1.5}, {"cdf": -0.1}, {"rif": NAN}, {"adtf": "0 s"}, {"adtf": "10.24 s"}, {"tbe": "0 cells"},
+    {"tbe": "16777216 cells"}, {"tbe": "18446744073709551615 cells"}, {"frtt": "1e6 s"}, {"frtt": "16.777216 s"},
+    {"tcr": "0 bit/s"}, {"tcr": "1 Tbit/s"}, {"pcr": 5}, {"bogus": 1}, [],
+]
+LOAD_AVERAGING = [{"method": "ratio", "alpha": 0.5}, {"method": "separate", "alpha": 1}, {"method": "ratio", "alpha": 0},
+                  {"method": "separate", "alpha": 1.5}, {"method": "ratio", "alpha": NAN}, {"method": "mean", "alpha": 0.5},
+                  {"alpha": 0.5}, {"method": "ratio"}, {"method": "ratio", "alpha": 0.5, "beta": 1}]
+ABR_SWITCHES = [  # switches[].port.abr: a port's ABR controller
+    {}, {"algorithm": "erica_plus"}, {"algorithm": "erica", "target_utilization": 0.95},
+    {"algorithm": "efci", "threshold": "100 cells"}, {"algorithm": "none"},
+    {"interval": "1 ms", "interval_cells": 0}, {"interval": "1 ps", "interval_cells": 1},
+    {"t0": "1 ps", "underload_gain": 1, "overload_gain": 1, "qdlf": 0},
+    {"max_min_fix": False, "bidirectional_counting": False, "immediate_fair_share": True,
+     "limit_sudden_increase": False, "one_er_per_interval": False, "cap_at_abr_capacity": False},
+    {"algorithm": "erica", "active_vc_decay": 0.5, "load_averaging": {"method": "separate", "alpha": 0.5}},
+    {"load_averaging": {"method": "ratio", "alpha": 1}, "delta": 0},
+    {"algorithm": "efci"}, {"algorithm": "efci", "threshold": "0 cells"}, {"algorithm": "efci", "threshold": "4294967296 cells"},
+    {"algorithm": "efci", "interval": "1 ms", "threshold": "1 cells"}, {"algorithm": "none", "t0": "1 ms"},
+    {"algorithm": "erica", "t0": "1 ms"}, {"algorithm": "erica_plus", "target_utilization": 0.9},
+    {"algorithm": "erica", "target_utilization": 0}, {"algorithm": "erica", "target_utilization": 1.5},
+    {"interval": "0 s"}, {"interval": "1e6 s", "interval_cells": 2**32}, {"t0": "0 s"}, {"underload_gain": 0.5},
+    {"overload_gain": NAN}, {"overload_gain": 1e308, "underload_gain": 1e308}, {"qdlf": 1.5}, {"delta": -1},
+    {"delta": 1e308}, {"active_vc_decay": 0}, {"active_vc_decay": 1.5}, {"load_averaging": LOAD_AVERAGING[2]},
+    {"load_averaging": LOAD_AVERAGING[5]}, {"load_averaging": {}}, {"algorithm": "bogus"}, {"algorithm": "ERICA"},
+    {"bogus": 1}, [],
+]
+FGN = {"mean": "5 Mbit/s", "std": "5 Mbit/s", "peak": "15 Mbit/s", "hurst": 0.8}
+FGN_TABLES = [
+    FGN, FGN | {"method": "davies_harte"}, FGN | {"length": 2**15}, FGN | {"method": "paxson", "length": 2},
+    FGN | {"hurst": 0.5, "std": "1 bit/s"}, FGN | {"length": 3}, FGN | {"length": 0}, FGN | {"length": 2**24 + 2},
+    FGN | {"hurst": 0}, FGN | {"hurst": 1}, FGN | {"hurst": NAN}, FGN | {"std": "0 bit/s"},
+    FGN | {"mean": "1 Tbit/s", "std": "1 bit/s"}, FGN | {"peak": "1 bit/s"}, FGN | {"method": "hosking"},
+    FGN | {"peak": "1 Tbit/s"}, {"mean": "5 Mbit/s"}, {}, FGN | {"extra": 1},
+]
+RATE_LISTS = [  # a piecewise application's rates, one per interval
+    ["10 Mbit/s", "0 bit/s"], ["5 Mbit/s", "15 Mbit/s", "1 Mbit/s"], ["0 bit/s"], ["1 bit/s"], ["149.76 Mbit/s"],
+    ["1 kbit/s", "100 Mbit/s", "353207.55 cells/s"], [], ["1 Tbit/s"], ["1000.000001 Gbit/s"], ["-1 Mbit/s"],
+    ["10 Mbit/s", 5], "10 Mbit/s", [["1 Mbit/s"]], ["5 parsecs"],
+]
+# The Python front reads { file, unit } tables: files that are missing, or
+# hold no rates (relative to the current folder: the repository's root).
+FILE_RATES = [
+    {"file": "nosuch.txt", "unit": "Mbit/s"}, {"file": "README.md", "unit": "Mbit/s"}, {"file": ".", "unit": "Mbit/s"},
+    {"file": "/dev/zero", "unit": "Mbit/s"}, {"file": "", "unit": "Mbit/s"}, {"file": "{n}", "unit": "Mbit/s"},
+    {"unit": "Mbit/s"}, {"file": "nosuch.txt"}, {"file": "nosuch.txt", "unit": "parsecs"}, {"file": 5, "unit": "Mbit/s"},
+    {"file": "nosuch.txt", "unit": "Mbit/s", "fgn": FGN},
+]
+RATES = RATE_LISTS + [{"fgn": f} for f in FGN_TABLES[:8]] + [{"fgn": FGN, "x": 1}, {}] + FILE_RATES
+INTERVALS = ["50 ms", "20 ms", "1 ms", "1 ns", "1 ps", "0 s", "1e6 s", "-1 ms", {"uniform": ["20 ms", "100 ms"]},
+             {"uniform": ["1 ps", "1 ns"]}, {"uniform": ["100 ms", "20 ms"]}, {"uniform": ["0 s", "1 ms"]},
+             {"uniform": ["1 ms"]}, {"uniform": []}, {"uniform": "1 ms"}, {"exponential": "1 ms"}, {}, 5]
+PROBE_KINDS = ["cwnd", "ssthresh", "rto", "srtt", "goodput", "queue", "drops", "utilization", "abr_queue", "vbr_queue",
+               "hp_rate", "load_factor", "abr_capacity", "fair_share", "acr", "er", "cell_rate"]
+APP_PROBES = ("cwnd", "ssthresh", "rto", "srtt", "goodput", "cell_rate")
+VC_PROBES = ("acr", "er")
+ERICA_PROBES = ("hp_rate", "load_factor", "abr_capacity", "fair_share")
+# A new probe's kind is drawn by group first: Hypothesis favours the first
+# indices of a long list, and would leave some kinds out.
+PROBE_GROUPS = [["cwnd", "ssthresh", "rto", "srtt", "goodput", "queue", "drops", "utilization"], list(VC_PROBES),
+                list(ERICA_PROBES), ["abr_queue", "vbr_queue", "cell_rate"]]
+
 TCP_KEYS: dict[str, list[Any]] = {
     "variant": _enum("vanilla", "tahoe", "reno", "newreno", "sack"), "mss": BYTES, "window": BYTES,
     "window_scaling": _enum("auto", "on", "off"), "initial_cwnd": INTS, "initial_ssthresh": BYTES,
@@ -383,9 +457,11 @@ TCP_KEYS: dict[str, list[Any]] = {
     "freeze_window_in_fast_recovery": BOOLS, "keep_dupacks_on_timeout": BOOLS,
 }
 PORT_KEYS: dict[str, list[Any]] = {"buffer": CELLS, "drop_policy": DROP_POLICIES, "scheduler": SCHEDULERS,
-                                   "classes": CLASSES, "shape": RATE, "clp_threshold": CELLS}
+                                   "classes": CLASSES, "shape": RATE, "clp_threshold": CELLS, "abr": ABR_SWITCHES}
+GAINS = [1, 1.05, 1.15, 0.5, 0, -1, 1e308, NAN, INF]
 KNOWN: dict[str, dict[str, list[Any]]] = {
-    "root": {"name": STRINGS[:6], "description": STRINGS[:6], "metrics": [{}, {"efficiency_capacity": "left_by_onoff"}],
+    "root": {"name": STRINGS[:6], "description": STRINGS[:6],
+             "metrics": [{}, {"efficiency_capacity": "left_by_onoff"}, {"efficiency_capacity": "left_by_measured"}],
              "tcp": [{}, {"variant": "sack", "mss": "9140 bytes"}], "probes": [[], [{}]]},
     "simulation": {"duration": TIME, "seed": [0, 1, 2**63, 2**64 - 1, 2**64, -1, 1.5, "1"],
                    "slot_phase": _enum("random", "aligned"), "clock_tolerance_ppm": [0, 1, 100, 1000, 1000.1, -1, NAN],
@@ -413,22 +489,40 @@ KNOWN: dict[str, dict[str, list[Any]]] = {
              "phase": _enum("random"), "direction": _enum("both", "forward", "backward")},
     "vc": {"category": _enum("cbr", "vbr", "abr", "ubr"), "simplex": BOOLS, "contract": CONTRACTS,
            "label": ["0/32", "0/0", "0/31", "255/65535", "256/32", "4095/65535", "0/65536", "32", "0/32/1", "a/b", ""],
-           "upc": [{}, {"action": "tag"}, {"action": "discard"}, {"action": "bogus"}]},
+           "upc": [{}, {"action": "tag"}, {"action": "discard"}, {"action": "bogus"}], "abr": ABR_VCS},
+    "abr_vc": {"pcr": RATE, "mcr": RATE, "icr": RATE, "tcr": RATE, "nrm": INTS + [32, 256, 257],
+               "mrm": INTS, "trm": TIME + ["781.25 us", "781.24 us", "100 ms"], "rif": FRACS + [1 / 16, 2],
+               "rdf": FRACS + [1 / 16], "cdf": FRACS, "adtf": TIME + ["10 ms", "10.23 s"], "tbe": CELLS + ["16777215 cells"],
+               "frtt": TIME + ["16.777215 s"]},
+    "abr_switch": {"algorithm": _enum("erica_plus", "erica", "efci", "none"), "interval": TIME,
+                   "interval_cells": INTS, "t0": TIME, "underload_gain": GAINS, "overload_gain": GAINS, "qdlf": FRACS,
+                   "target_utilization": FRACS, "delta": FRACS + [1e308, -1], "max_min_fix": BOOLS,
+                   "bidirectional_counting": BOOLS, "immediate_fair_share": BOOLS, "limit_sudden_increase": BOOLS,
+                   "one_er_per_interval": BOOLS, "cap_at_abr_capacity": BOOLS, "active_vc_decay": FRACS,
+                   "load_averaging": LOAD_AVERAGING, "threshold": CELLS},
+    "load_averaging": {"method": _enum("ratio", "separate"), "alpha": FRACS},
     "contract": {"conformance": ["cbr.1", "vbr.1", "vbr.2", "vbr.3", "vbr.4"], "pcr": RATE, "cdvt": TIME,
                  "scr": RATE, "mbs": INTS, "bt": TIME},
     "upc": {"action": _enum("discard", "tag")},
-    "app": {"kind": _enum("tcp_bulk", "udp_cbr", "udp", "onoff"), "start": TIME, "start_jitter": TIME,
+    "app": {"kind": _enum("tcp_bulk", "udp_cbr", "udp", "onoff", "piecewise"), "start": TIME, "start_jitter": TIME,
             "bytes": BYTES + ["inf", "Inf"], "duration": TIME, "payload": BYTES + PAYLOAD_DIST,
             "interval": TIME + RATE_DIST, "count": INTS, "max_payload": BYTES,
             "record_arrivals": [{"from": "0 s", "count": 10}, {"from": "1 ms", "count": 0},
                                 {"from": "1e6 s", "count": 2**32 - 1}, {"count": 5}, {"from": "0 s"}],
             "peak": RATE, "on": TIME, "off": TIME, "period": TIME, "duty": FRACS,
-            "tcp": [{}, {"mss": "1 bytes"}, {"window": "1 bytes"}, {"variant": "vanilla", "delayed_ack": True}]},
+            "tcp": [{}, {"mss": "1 bytes"}, {"window": "1 bytes"}, {"variant": "vanilla", "delayed_ack": True}],
+            "sources": [0, 1, 2, 9, 100, 10001, -1, 1.5, "9"], "rates": RATES, "intervals": INTERVALS, "cycle": BOOLS,
+            "frame_cells": [0, 1, 8, 91, 2**32 - 1, 2**32, -1, "8 cells"]},
+    "rates": {"fgn": FGN_TABLES, "file": ["nosuch.txt", "", "."], "unit": ["Mbit/s", "parsecs", ""]},
+    "fgn": {"mean": RATE, "std": RATE, "peak": RATE, "hurst": FRACS + [0.8, 0.999999, 1e-9],
+            "method": _enum("paxson", "davies_harte"), "length": INTS + [2**15, 2**15 + 1, 2**24, 2**24 + 2]},
+    "intervals": {"uniform": [["20 ms", "100 ms"], ["1 ps", "1 ps"], ["1 ms", "1 ps"], ["0 s", "0 s"], ["1 ms"],
+                              ["1 ms", "2 ms", "3 ms"], [], "1 ms", [1, 2]]},
     "tcp_of_app": TCP_KEYS,
     "record_arrivals": {"from": TIME, "count": INTS},
-    "metrics": {"efficiency_capacity": _enum("link", "left_by_onoff")},
-    "probe": {"kind": _enum("cwnd", "ssthresh", "rto", "srtt", "goodput", "queue", "drops", "utilization"),
-              "interval": TIME, "name": STRINGS[:4]},
+    "metrics": {"efficiency_capacity": _enum("link", "left_by_onoff", "left_by_measured")},
+    "probe": {"kind": _enum(*PROBE_KINDS), "interval": TIME, "name": STRINGS[:4],
+              "direction": _enum("forward", "backward")},
 }
 
 
@@ -448,6 +542,10 @@ def table_kind(path: Path_) -> str | None:
     if p[0] == "switches":
         if n == 3 and last == "port" or n == 4 and p[2] == "port_to":
             return "port"
+        if last == "abr" and (n == 4 and p[2] == "port" or n == 5 and p[2] == "port_to"):
+            return "abr_switch"
+        if last == "load_averaging" and p[-2] == "abr":
+            return "load_averaging"
         if last == "drop_policy":
             return "drop_policy"
         if last == "scheduler":
@@ -457,9 +555,12 @@ def table_kind(path: Path_) -> str | None:
     if p[0] == "links" and n == 3 and last == "loss":
         return "loss"
     if p[0] == "vcs" and n == 3:
-        return {"contract": "contract", "upc": "upc"}.get(last)
+        return {"contract": "contract", "upc": "upc", "abr": "abr_vc"}.get(last)
     if p[0] == "apps" and n == 3:
-        return {"tcp": "tcp_of_app", "record_arrivals": "record_arrivals"}.get(last)
+        return {"tcp": "tcp_of_app", "record_arrivals": "record_arrivals", "rates": "rates",
+                "intervals": "intervals"}.get(last)
+    if p[0] == "apps" and n == 4 and p[2] == "rates" and last == "fgn":
+        return "fgn"
     return None
 
 
@@ -477,6 +578,9 @@ class Context:
     ports: list[list[str]] = field(default_factory=list)
     vc_paths: list[list[str]] = field(default_factory=list)
     params: list[str] = field(default_factory=list)
+    abr_vcs: list[str] = field(default_factory=list)  # VCs with ABR sources
+    cell_apps: list[str] = field(default_factory=list)  # onoff and piecewise applications
+    erica_ports: list[list[str]] = field(default_factory=list)  # ports running ERICA or ERICA+
 
 
 def _context(rel: str) -> Context:
@@ -486,8 +590,17 @@ def _context(rel: str) -> Context:
     names = lambda table: [e["name"] for e in data.get(table, [])]  # noqa: E731
     ports = [list(link["between"]) for link in data.get("links", [])]
     ports += [list(reversed(p)) for p in ports]
+    erica = []
+    for sw in data.get("switches", []):
+        for a, b in ports:
+            if a == sw["name"]:  # a port_to table's abr replaces the port's
+                abr = sw.get("port_to", {}).get(b, {}).get("abr", sw.get("port", {}).get("abr"))
+                if abr is not None and abr.get("algorithm", "erica_plus") in ("erica", "erica_plus"):
+                    erica.append([a, b])
     return Context(names("hosts"), names("switches"), names("vcs"), names("apps"), ports,
-                   [list(vc["path"]) for vc in data.get("vcs", [])], list(TEMPLATES[rel].get("params", {})))
+                   [list(vc["path"]) for vc in data.get("vcs", [])], list(TEMPLATES[rel].get("params", {})),
+                   [v["name"] for v in data.get("vcs", []) if "abr" in v or v.get("category") == "abr"],
+                   [a["name"] for a in data.get("apps", []) if a.get("kind") in ("onoff", "piecewise")], erica)
 
 
 _CONTEXTS: dict[str, Context] = {}
@@ -518,6 +631,8 @@ def reference_places(tree: dict[str, Any]) -> list[tuple[Path_, str]]:
             out.append((path, "vc"))
         elif p[:1] == ["probes"] and len(p) == 3 and p[2] == "app":
             out.append((path, "app"))
+        elif p[:1] == ["probes"] and len(p) == 3 and p[2] == "vc":
+            out.append((path, "vc"))
         elif p[:1] == ["vcs"] and len(p) == 4 and p[2:] == ["upc", "at"]:
             out.append((path, "switch"))
     return out
@@ -648,6 +763,7 @@ APP_KEYS = {
     "udp_cbr": ["payload", "interval", "count", "max_payload", "record_arrivals", "start", "start_jitter"],
     "udp": ["payload", "interval", "count", "bytes", "duration", "start", "start_jitter"],
     "onoff": ["peak", "on", "off", "period", "duty", "start", "start_jitter"],
+    "piecewise": ["sources", "rates", "intervals", "cycle", "peak", "frame_cells", "start", "start_jitter"],
 }
 
 
@@ -671,26 +787,39 @@ def m_add_entry(draw: Any, tree: dict[str, Any], ctx: Context) -> list[Op] | Non
     what = _pick(draw, ["probes", "apps", "vcs", "hosts", "probes", "apps", "links", "switches"])
     ops: list[Op] = []
     if what == "probes":
-        kind = _pick(draw, KNOWN["probe"]["kind"][:8])
+        abr = ctx.abr_vcs and draw(st.booleans())  # in a scenario with ABR, its probes half the time
+        kind = _pick(draw, _pick(draw, PROBE_GROUPS[1:] if abr else PROBE_GROUPS))
         entry: dict[str, Any] = {"kind": kind, "interval": interval}
-        by_app = kind in ("cwnd", "ssthresh", "rto", "srtt", "goodput")
-        if draw(st.integers(0, 4)) == 0:  # the wrong target, or none, or both
-            by_app = not by_app
+        target = "app" if kind in APP_PROBES else "vc" if kind in VC_PROBES else "port"
+        if draw(st.integers(0, 4)) == 0:  # the wrong target, or none, or two
+            target = _pick(draw, [t for t in ("app", "port", "vc") if t != target])
             if draw(st.booleans()):
                 entry["port"] = _pick(draw, ctx.ports)
-        if by_app:
-            entry["app"] = _pick(draw, ctx.apps + ["nosuch"]) if ctx.apps else "nosuch"
+            if draw(st.integers(0, 3)) == 0:
+                entry["direction"] = "backward"
+        if target == "app":
+            apps = ctx.cell_apps if kind == "cell_rate" and ctx.cell_apps and draw(st.integers(0, 3)) > 0 else ctx.apps
+            entry["app"] = _pick(draw, apps + ["nosuch"]) if apps else "nosuch"
+        elif target == "vc":
+            entry["vc"] = _pick(draw, ctx.abr_vcs[:3] * 3 + ctx.vcs[-1:] + ["nosuch"])
+            if draw(st.booleans()):
+                entry["direction"] = _pick(draw, ["forward", "backward", "backward", "up", ""])
         else:
-            entry["port"] = _pick(draw, ctx.ports + [["nosuch", nodes[0]], [nodes[0], nodes[0]], [nodes[0]]])
+            ports = ctx.erica_ports if kind in ERICA_PROBES and ctx.erica_ports and draw(st.integers(0, 3)) > 0 \
+                else ctx.ports
+            entry["port"] = _pick(draw, ports + [["nosuch", nodes[0]], [nodes[0], nodes[0]], [nodes[0]]])
         if draw(st.booleans()):
             entry["name"] = _pick(draw, ["q", "", "cwnd:tcp0", "x" * 1000])
         ops.append(_append(tree, what, entry))
         if draw(st.integers(0, 3)) == 0:  # two probes, maybe of the same name
             ops.append(_append(tree, what, dict(entry, interval="1 ms"), 1))
     elif what == "apps":
-        kind = _pick(draw, ["udp_cbr", "udp", "onoff", "tcp_bulk"])
+        kind = _pick(draw, ["udp_cbr", "piecewise", "udp", "onoff", "tcp_bulk", "piecewise"])
         name = _pick(draw, ["fuzz", "fuzz", "fuzz", *ctx.apps[:1]])
-        entry = {"kind": kind, "name": name, "vc": _pick(draw, ctx.vcs + ctx.vcs + ["nosuch"])}
+        vcs = ctx.vcs
+        if kind in ("onoff", "piecewise") and draw(st.integers(0, 3)) > 0:  # mostly a VC that carries cell sources
+            vcs = [v for v in ctx.vcs if v not in ctx.abr_vcs] or ctx.vcs
+        entry = {"kind": kind, "name": name, "vc": _pick(draw, vcs + vcs + ["nosuch"])}
         if kind in ("udp_cbr", "udp"):
             payloads = ["80 bytes", "0 bytes", "1 bytes", "65507 bytes", "65508 bytes", "9000 bytes", "20000 bytes"]
             entry["payload"] = _pick(draw, payloads + (PAYLOAD_DIST[:4] if kind == "udp" else []))
@@ -703,6 +832,17 @@ def m_add_entry(draw: Any, tree: dict[str, Any], ctx: Context) -> list[Op] | Non
                 entry["max_payload"] = _pick(draw, ["9000 bytes", "0 bytes", "65507 bytes"])
             if kind == "udp" and draw(st.integers(0, 3)) == 0:
                 entry[_pick(draw, ["bytes", "duration"])] = _pick(draw, ["1000 bytes", "1 ms", "0 s", "0 bytes"])
+        elif kind == "piecewise":
+            entry["rates"] = _pick(draw, [RATE_LISTS[0], RATE_LISTS[1], {"fgn": FGN}, {"fgn": FGN_TABLES[1]}] + RATES)
+            entry["intervals"] = _pick(draw, INTERVALS[:4] + INTERVALS[8:10] + INTERVALS)
+            if draw(st.booleans()):
+                entry["sources"] = _pick(draw, [1, 2, 9, 100, 0, 10001])
+            if draw(st.booleans()):
+                entry["cycle"] = draw(st.booleans())
+            if draw(st.integers(0, 3)) == 0:
+                entry["frame_cells"] = _pick(draw, [8, 1, 0, 91])
+            if draw(st.integers(0, 3)) == 0:
+                entry["peak"] = _pick(draw, ["15 Mbit/s", "1 kbit/s", "155.52 Mbit/s", "1 Tbit/s"])
         elif kind == "onoff":
             entry["peak"] = _pick(draw, ["155.52 Mbit/s", "149.76 Mbit/s", "1 kbit/s", "1 Tbit/s", "1594 kbit/s"])
             if draw(st.booleans()):
@@ -729,13 +869,18 @@ def m_add_entry(draw: Any, tree: dict[str, Any], ctx: Context) -> list[Op] | Non
                 entry["upc"] = _pick(draw, [{}, {"action": "tag"}, {"at": path[1]}, {"at": path[-2], "action": "tag"}])
         if draw(st.booleans()):
             entry["simplex"] = True
+        if draw(st.integers(0, 2)) == 0:  # an ABR VC: TM 4.0 sources and destinations
+            entry["abr"] = _pick(draw, ABR_VCS[:9] + ABR_VCS)
         ops.append(_append(tree, what, entry))
         if draw(st.booleans()):
-            app = {"kind": _pick(draw, ["tcp_bulk", "udp_cbr", "onoff"]), "name": "fuzz_app", "vc": entry["name"]}
+            app = {"kind": _pick(draw, ["tcp_bulk", "udp_cbr", "onoff", "piecewise"]), "name": "fuzz_app",
+                   "vc": entry["name"]}
             if app["kind"] == "udp_cbr":
                 app.update(payload=_pick(draw, ["80 bytes", "9000 bytes"]), interval=interval)
             elif app["kind"] == "onoff":
                 app.update(peak=_pick(draw, ["10 Mbit/s", "155.52 Mbit/s"]), on=interval, off="1 ms")
+            elif app["kind"] == "piecewise":
+                app.update(rates=_pick(draw, RATE_LISTS[:3] + [{"fgn": FGN}]), intervals=_pick(draw, INTERVALS[:3]))
             ops.append(_append(tree, "apps", app))
     elif what == "hosts":  # a host on a new link to a switch
         name = _pick(draw, ["fuzz", "fuzz", *nodes[:1], ""])
@@ -750,9 +895,24 @@ def m_add_entry(draw: Any, tree: dict[str, Any], ctx: Context) -> list[Op] | Non
                                         "rate": _pick(draw, ["155.52 Mbit/s", "1 Tbit/s", "1 kbit/s"]),
                                         "delay": _pick(draw, ["5 us", "0 s", "1e6 s"])}))
     else:
+        switches = [(j, e) for j, e in enumerate(tree.get("switches") or []) if isinstance(e, dict)] \
+            if isinstance(tree.get("switches"), list) else []
+        if switches and draw(st.booleans()):  # an ABR controller on a switch's ports, or toward one neighbour
+            j, sw = _pick(draw, switches)
+            abr = _pick(draw, ABR_SWITCHES[:11] + ABR_SWITCHES)
+            if draw(st.integers(0, 2)) == 0:
+                to = _pick(draw, nodes + ["nosuch"])
+                ops.append(Op("add_entry", "set", ("switches", j, "port_to"), {to: {"buffer": "1000 cells", "abr": abr}}))
+            elif isinstance(sw.get("port"), dict):
+                ops.append(Op("add_entry", "set", ("switches", j, "port", "abr"), abr))
+            else:
+                ops.append(Op("add_entry", "set", ("switches", j, "port"), {"buffer": "1000 cells", "abr": abr}))
+            return ops
         entry = {"name": _pick(draw, ["fuzz", *nodes[:2], ""])}
         if draw(st.booleans()):
             entry["port"] = {"buffer": "10 cells"}
+            if draw(st.booleans()):
+                entry["port"]["abr"] = _pick(draw, ABR_SWITCHES[:5])
         ops.append(_append(tree, what, entry))
     return ops
 
@@ -811,6 +971,11 @@ def m_machinery(draw: Any, tree: dict[str, Any], ctx: Context) -> list[Op] | Non
         {"zip": {"g": {}}}, {"zip": {"g": {p: [1, 2]}}, p: [3]}, {p: [1, 2], q: [1, 2]},
         {"name": ["a", "b"]}, {"params.n": [1, 2]}, {"sweep.x": [1]}, {"hosts[0]": [[], {}]},
         {"hosts[-1].mtu": [1]}, {"hosts[*].name": ["same", "same2"]}, {p: [[1], {"a": 1}]},
+        {"vcs[*].abr": [{}, {"nrm": 2}]}, {"vcs[*].abr.nrm": [2, 0]}, {"vcs[0].category": ["abr", "ubr"]},
+        {"switches[*].port.abr": [{"algorithm": "erica"}, {"algorithm": "efci", "threshold": "10 cells"}]},
+        {"switches[*].port.abr.algorithm": ["erica_plus", "none"]}, {"apps[*].rates": [["1 Mbit/s"], {"fgn": FGN}]},
+        {"apps[*].intervals": ["1 ms", {"uniform": ["1 ms", "2 ms"]}]},
+        {"metrics.efficiency_capacity": ["left_by_measured", "link"]},
     ]
     if "sweep" in tree and isinstance(tree["sweep"], dict) and tree["sweep"] and draw(st.booleans()):
         key = _pick(draw, list(tree["sweep"]))
@@ -848,7 +1013,7 @@ EDGE: dict[str, list[Any]] = {
     "interval": ["1 ps", "1 ns", "1e6 s", {"exponential": "1 ps"}, {"bivalue": ["1 ps", "1e6 s"], "p": 0.5}],
     "count": [0, 1, 2**64 - 1], "max_payload": ["0 bytes", "65507 bytes"],
     "on": T_EDGE, "off": ["0 s", "1 ps", "1e6 s"], "period": T_EDGE, "duty": [1e-12, 1],
-    "efficiency_capacity": ["left_by_onoff"],
+    "efficiency_capacity": ["left_by_onoff", "left_by_measured"],
     "drop_policy": [d for d in DROP_POLICIES[:22] if d.get("z", 0) >= 0 and d.get("excess_frames", 0) >= 0],
     "scheduler": SCHEDULERS[:7], "loss": LOSSES[:3] + LOSSES[6:8] + LOSSES[9:11], "contract": CONTRACTS[:6],
     "upc": [{"action": "tag"}, {}], "classes": CLASSES[:6],
@@ -857,6 +1022,27 @@ EDGE: dict[str, list[Any]] = {
     "cpu": [{"per_datagram": "1e6 s"}, {"per_cell": "1 ps", "receive_per_datagram": "1 ps", "receive_queue": 0},
             {"per_cell": "1e6 s", "receive_queue": 2**64 - 1}],
     "record_arrivals": [{"from": "0 s", "count": 2**32 - 1}, {"from": "1e6 s", "count": 1}],
+    # ABR VCs (TM 4.0 ranges) and switch ports
+    "abr": [{}, {"nrm": 2, "mrm": 1, "trm": "781.25 us"}, {"nrm": 256, "tbe": "1 cells", "frtt": "16.777215 s"},
+            {"pcr": "1 kbit/s", "rif": 1, "rdf": 1, "cdf": 1}, {"algorithm": "erica", "target_utilization": 1},
+            {"algorithm": "efci", "threshold": "1 cells"}, {"algorithm": "none"}],
+    "pcr": ["1 kbit/s", "1 Tbit/s"], "mcr": ["0 cells/s", "1 kbit/s"], "icr": ["1 cells/s", "1 kbit/s"],
+    "tcr": ["1 cells/s", "1 Tbit/s"], "nrm": [2, 256], "mrm": [1, 2], "trm": ["781.25 us", "100 ms"],
+    "rif": [1e-300, 1], "rdf": [1e-300, 1], "cdf": [0, 1], "adtf": ["10 ms", "10.23 s"],
+    "tbe": ["1 cells", "16777215 cells"], "frtt": ["0 s", "1 ps", "16.777215 s"],
+    "algorithm": ["erica_plus", "erica", "none"], "interval_cells": [0, 1, 2**32 - 1], "t0": T_EDGE,
+    "underload_gain": [1, 1e308], "overload_gain": [1, 1e308], "qdlf": [0, 1], "target_utilization": [1e-9, 1],
+    "delta": [0, 1e308], "max_min_fix": [False], "bidirectional_counting": [False], "immediate_fair_share": [True],
+    "limit_sudden_increase": [False], "one_er_per_interval": [False], "cap_at_abr_capacity": [False],
+    "active_vc_decay": [1e-9, 1], "load_averaging": [{"method": "ratio", "alpha": 1e-9}, {"method": "separate", "alpha": 1}],
+    "threshold": ["0 cells", "1 cells", "4294967295 cells"], "alpha": [1e-9, 1],
+    # piecewise applications, FGN rates
+    "sources": [1, 10000], "cycle": [True], "frame_cells": [1, 2**32 - 1],
+    "rates": [["0 bit/s"], ["1 bit/s"], ["0 bit/s", "149.76 Mbit/s"], {"fgn": FGN | {"hurst": 1e-9}},
+              {"fgn": FGN | {"hurst": 0.999999, "method": "davies_harte"}}, {"fgn": FGN | {"length": 2}}],
+    "intervals": ["1 ps", "1e6 s", {"uniform": ["1 ps", "1e6 s"]}, {"uniform": ["1 ps", "1 ps"]}],
+    "hurst": [1e-9, 0.999999], "length": [2, 2**24], "mean": ["1 bit/s", "1 Tbit/s"], "std": ["1 bit/s", "1 Tbit/s"],
+    "direction": ["backward", "forward"],
     "tcp": [{"window": "1 bytes", "mss": "1 bytes"}, {"variant": "sack", "window": "1073741824 bytes",
                                                        "window_scaling": "on", "max_sack_blocks": 4}],
 }

@@ -200,3 +200,129 @@ def test_udp_application_class_with_distributions(two_hosts):
     assert 850 < f.sent < 1150 and f.received == f.sent
     assert 400 < f.throughput_bps * 3 / 8 / f.received < 680
     assert r.to_json() == atmlab.run(sc).to_json()
+
+
+# ------------------------------------------------- piecewise rates from a file
+
+def _trace_toml(rates: str) -> str:
+    """A piecewise source on one switch, each rate for 50 ms, no cycle."""
+    return f"""
+[simulation]
+duration = "200 ms"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "sw"
+port = {{ buffer = "1000 cells" }}
+[[links]]
+between = ["a", "sw"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[links]]
+between = ["sw", "b"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[vcs]]
+name = "v"
+path = ["a", "sw", "b"]
+[[apps]]
+kind = "piecewise"
+name = "trace"
+vc = "v"
+rates = {rates}
+intervals = "50 ms"
+"""
+
+
+def test_piecewise_rates_from_a_file_run_as_written(tmp_path, monkeypatch):
+    """Two rates read from a file next to the scenario (not the current
+    folder): 10000 then 20000 cells/s for 50 ms each, then silence."""
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    (folder / "trace.txt").write_text("# rates of the trace, kbit/s\n\n4240\n  \n8480   # 20000 cells/s\n")
+    scenario = folder / "trace.toml"
+    scenario.write_text(_trace_toml('{ file = "trace.txt", unit = "kbit/s" }'))
+    monkeypatch.chdir(tmp_path)
+    sc = load(scenario)
+    assert sc.data["apps"][0]["rates"] == ["4240 kbit/s", "8480 kbit/s"]
+    assert "trace.txt" not in sc.to_json()  # the stored scenario (and its hash) holds the rates
+    r = atmlab.run(sc)
+    src = r.cell_sources.loc["trace"]
+    assert (src.cells_sent, src.cells_received) == (500 + 1000, 500 + 1000)
+    assert (src.peak_bps, src.mean_bps) == (8_480_000, 6_360_000)
+    sc.data["simulation"]["duration"] = "75 ms"  # the first interval and half the second: in the file's order
+    assert atmlab.run(sc).cell_sources.loc["trace", "cells_sent"] == 500 + 500
+
+
+def test_piecewise_rates_from_a_csv_relative_to_the_current_folder(tmp_path, monkeypatch, two_hosts):
+    from atmlab.expand import points, scenario_hash
+
+    (tmp_path / "rates.csv").write_text('rate,comment\n1.5,first\n"2",second\n0,silent\n1e1,ten\n')
+    monkeypatch.chdir(tmp_path)
+    sc = two_hosts
+    sc["apps"].append({"kind": "piecewise", "name": "t{i}", "vc": "v", "repeat": 2, "intervals": "10 ms",
+                       "rates": {"file": "rates.csv", "unit": "Mbps"}})
+    sc["sweep"] = {"apps[0].count": [1, 2]}
+    loaded = load(sc)
+    want = ["1.5 Mbps", "2 Mbps", "0 Mbps", "10 Mbps"]
+    assert [a.get("rates") for a in loaded.data["apps"]] == [None, want, want]
+    assert all(p.scenario["apps"][2]["rates"] == want for p in points(loaded.source, loaded.template))
+    atmlab.validate(sc)
+    before = scenario_hash(loaded.data)
+    (tmp_path / "rates.csv").write_text("1.5\n2\n0\n11\n")
+    assert scenario_hash(load(sc).data) != before
+
+
+@pytest.mark.parametrize(
+    "content, rates, path, words",
+    [
+        (None, {"file": "nosuch.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "'nosuch.txt' ("),
+        (None, {"file": "nosuch.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "no such file"),
+        (None, {"file": ".", "unit": "Mbit/s"}, "apps[1].rates.file", "not a file"),
+        (b"\xff\xfe1\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "'t.txt' ("),
+        (b"\xff\xfe1\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "cannot read it"),
+        (b"# nothing\n\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "'t.txt' ("),
+        (b"# nothing\n\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "holds no rates"),
+        (b"", {"file": "t.csv", "unit": "Mbit/s"}, "apps[1].rates.file", "holds no rates"),
+        (b"rate\n", {"file": "t.csv", "unit": "Mbit/s"}, "apps[1].rates.file", "holds no rates"),
+        (b"1\n# two\n\n2x\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file",
+         "line 4: '2x' is not a number"),
+        (b"rate\nrate\n", {"file": "t.csv", "unit": "Mbit/s"}, "apps[1].rates.file", "line 2: 'rate' is not a number"),
+        (b"1\n-1\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "line 2: -1 is negative"),
+        (b"1\nnan\n", {"file": "t.txt", "unit": "Mbit/s"}, "apps[1].rates.file", "line 2: 'nan' is not a finite"),
+        (b"1,2\n,3\n", {"file": "t.csv", "unit": "Mbit/s"}, "apps[1].rates.file", "line 2: no rate in the first"),
+        (b"1\n", {"file": "t.txt", "unit": "parsecs"}, "apps[1].rates.unit", "unknown rate unit 'parsecs'"),
+        (b"1\n", {"file": "t.txt", "unit": "ms"}, "apps[1].rates.unit", "unknown rate unit 'ms'"),
+        (b"1\n", {"file": "t.txt", "unit": 5}, "apps[1].rates.unit", "must be a rate unit"),
+        (b"1\n", {"file": "t.txt"}, "apps[1].rates.unit", "need a unit"),
+        (b"1\n", {"unit": "Mbit/s"}, "apps[1].rates.file", "need the file"),
+        (b"1\n", {"file": 3, "unit": "Mbit/s"}, "apps[1].rates.file", "the name of a file"),
+        (b"1\n", {"file": "{trace}", "unit": "Mbit/s"}, "apps[1].rates.file", "write its name out"),
+        (b"1\n", {"file": "t.txt", "unit": "Mbit/s", "cycle": True}, "apps[1].rates.cycle", "unknown key"),
+        (b"1\n", {"file": "t.txt", "unit": "Mbit/s", "fgn": {}}, "apps[1].rates.fgn", "(file, unit)"),
+        (b"2000\n", {"file": "t.txt", "unit": "Gbit/s"}, "apps[1].rates[0]", "at most 1 Tbit/s"),  # the core's check
+    ],
+)
+def test_piecewise_rates_file_errors_name_the_key_and_the_file(tmp_path, monkeypatch, two_hosts, content, rates,
+                                                               path, words):
+    if content is not None:
+        name = rates.get("file")
+        (tmp_path / (name if name in ("t.txt", "t.csv") else "t.txt")).write_bytes(content)
+    monkeypatch.chdir(tmp_path)
+    two_hosts["apps"].append({"kind": "piecewise", "name": "t", "vc": "v", "rates": rates, "intervals": "10 ms"})
+    with pytest.raises(atmlab.ScenarioError) as e:
+        atmlab.validate(two_hosts)
+    assert (e.value.source, e.value.path) == ("<dict>", path)
+    assert words in e.value.message
+
+
+def test_piecewise_rates_file_error_in_a_scenario_file(tmp_path):
+    (tmp_path / "t.txt").write_text("1\nfast\n")
+    scenario = tmp_path / "sc.toml"
+    scenario.write_text(_trace_toml('{ file = "t.txt", unit = "Mbit/s" }'))
+    with pytest.raises(atmlab.ScenarioError) as e:
+        load(scenario)
+    assert (e.value.source, e.value.path) == (str(scenario), "apps[0].rates.file")
+    assert f"'t.txt' ({tmp_path / 't.txt'}) line 2: 'fast' is not a number" == e.value.message

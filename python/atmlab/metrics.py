@@ -14,7 +14,15 @@ only place that knows what a result's numbers are called:
   ``ports.sw0->sw1.max_queue``, ``upc.pvc.discarded``.
 
 Each name has the description written in the Rust doc comment, for tables,
-axes and reports.
+axes and reports, and a unit (:func:`unit`): ``"bit/s"``, ``"s"``,
+``"bytes"`` or ``"cells"`` (the base units of :mod:`atmlab.quantity`, so
+that swept values and metrics read alike), ``"fraction"`` for a share
+between 0 and 1 (as the probes' series say), ``""`` for any other plain
+number (a load factor, counts of frames, datagrams, segments or events).
+
+A row's key may hold dots (a node named ``10.0.0.1``): a name is read as
+``table.<key>.field``, the field being the last part, since rows have no
+nested numbers.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,18 +129,89 @@ def _number(v: Any) -> float | None:
     return None if math.isnan(x) else x
 
 
-def describe(name: str) -> str:
-    """The description of a metric (``efficiency``, ``ports.X.max_queue``),
-    from the Rust doc comment; "" if unknown."""
+def _find(name: str) -> Field | None:
+    """The field of the result schema that `name` refers to: a number, or
+    another value (a name, a list), identity fields included."""
     parts = name.split(".")
     definition: str | None = None
     i = 0
     while i < len(parts):
         f = next((x for x in fields(definition) if x.name == parts[i]), None)
         if f is None:
-            return ""
+            return None
         if f.kind in ("number", "other"):
-            return f.description
+            return f if i == len(parts) - 1 else None
+        if f.kind == "table":
+            if len(parts) - i < 3:  # the table, a row's key (dots and all), the row's field
+                return None
+            return next((x for x in fields(f.ref) if x.name == parts[-1]), None)
         definition = f.ref
-        i += 2 if f.kind == "table" else 1  # a table's next part is the row's key
-    return ""
+        i += 1
+    return None
+
+
+def field(name: str) -> Field | None:
+    """The field of the result schema a metric name (``efficiency``,
+    ``frames.lost``, ``ports.sw0->sw1.max_queue``) refers to; None if the
+    name is not one of the numbers :func:`flatten` gives."""
+    f = _find(name)
+    return f if f is not None and f.kind == "number" and not f.identity else None
+
+
+def describe(name: str) -> str:
+    """The description of a metric (``efficiency``, ``ports.X.max_queue``),
+    from the Rust doc comment; "" if unknown."""
+    f = _find(name)
+    return f.description if f is not None else ""
+
+
+# The units of the result's numbers, by field name, where the name's suffix
+# does not say it (``_bps``: bit/s, ``_s``: seconds, ``_bytes``: bytes).
+# test_metrics_store checks that every number of the schema has one: a new
+# field of the core needs its unit here.
+_UNITS: dict[str, str] = {
+    # cells, including RM cells (a count of cells, or a queue in cells)
+    **dict.fromkeys((
+        "switch_cells_offered", "switch_cells_dropped", "link_cells_lost", "cell_hops", "dead_cells",
+        "cells_sent", "cells_received", "data_cells", "frms_in_rate", "frms_out_of_rate", "brms_received",
+        "brms_sent", "brms_overwritten", "cells_waiting", "max_cells_waiting", "efci_marked", "cells", "tagged", "discarded",
+        "cells_in", "cells_out", "dropped", "dropped_overflow", "dropped_frame", "dropped_clp", "lost_on_link",
+        "max_queue", "mean_queue"), "cells"),
+    "mss": "bytes",
+    "bytes_delivered": "bytes",
+    # shares between 0 and 1
+    **dict.fromkeys(("efficiency", "fairness", "cell_loss_ratio", "payload_fraction", "utilization",
+                     "frame_error_ratio", "dead_cell_ratio"), "fraction"),
+    # plain numbers: a ratio above 1 is possible, or a count of something else than cells
+    **dict.fromkeys((
+        "load_factor", "active_vcs", "intervals", "adtf_cuts", "crm_cuts", "sources", "events",
+        "sent", "delivered", "lost", "in_flight", "discarded_by_receivers", "segments_sent",
+        "retransmitted_segments", "timeouts", "fast_retransmits", "received", "fragments_sent",
+        "arrivals_recorded", "frames_received", "frames_discarded", "datagrams_sent", "adapter_dropped",
+        "receive_dropped"), ""),
+}
+_SUFFIXES = (("_bps", "bit/s"), ("_bytes", "bytes"), ("_s", "s"))
+
+
+def unit(name: str) -> str | None:
+    """The unit of a metric: ``"bit/s"``, ``"s"``, ``"bytes"``, ``"cells"``,
+    ``"fraction"`` or ``""`` (see the module's docs), for ``efficiency``,
+    ``abr.vc0:forward.mean_acr_bps`` (bit/s), ``abr_ports.sw0->sw1.load_factor``
+    (""); None if `name` is not a metric, or a number whose unit this module
+    does not know yet."""
+    f = field(name)
+    if f is None:
+        return None
+    if f.name in _UNITS:
+        return _UNITS[f.name]
+    return next((u for suffix, u in _SUFFIXES if f.name.endswith(suffix)), None)
+
+
+def units(names: Iterable[str]) -> dict[str, str]:
+    """The units of those of `names` that are metrics with a known unit."""
+    out = {}
+    for name in names:
+        u = unit(name)
+        if u is not None:
+            out[name] = u
+    return out

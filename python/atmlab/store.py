@@ -380,7 +380,11 @@ class Store:
         """One row per run: ``run_id, sweep, scenario_hash, point,
         replication, seed, status, error, wall_s``, then one column per swept
         parameter, then the run-level metrics (every stored metric with
-        `all_metrics`)."""
+        `all_metrics`). ``attrs["units"]`` holds the units of the swept
+        quantities (``{"buffer": "cells"}``), ``attrs["metric_units"]``
+        those of the metric columns (``{"tcp_goodput_bps": "bit/s",
+        "abr.vc0:forward.mean_acr_bps": "bit/s", "efficiency": "fraction"}``,
+        see :func:`atmlab.metrics.unit`)."""
         where, args = [], []
         if sweep is not None:
             where.append("sweep = ?")
@@ -407,10 +411,10 @@ class Store:
         names = "" if all_metrics else " AND name IN (" + ",".join("?" * len(RUN_METRICS)) + ")"
         margs = [] if all_metrics else list(RUN_METRICS)
         ids = ",".join(str(int(i)) for i in runs.run_id)
-        metrics = pd.read_sql_query(
+        stored = pd.read_sql_query(
             f"SELECT run_id, name, value FROM metrics WHERE run_id IN ({ids}){names}", self._db, params=margs
         )
-        wide = metrics.pivot(index="run_id", columns="name", values="value") if not metrics.empty else pd.DataFrame()
+        wide = stored.pivot(index="run_id", columns="name", values="value") if not stored.empty else pd.DataFrame()
         order = [m for m in RUN_METRICS if m in wide.columns] + sorted(c for c in wide.columns if c not in RUN_METRICS)
         front = runs.iloc[:, :9]
         back = runs.iloc[:, 9:]
@@ -419,6 +423,7 @@ class Store:
             out = out.merge(wide[order], left_on="run_id", right_index=True, how="left")
         out = pd.concat([out, back], axis=1)
         out.attrs["units"] = units  # of the swept quantities: {"buffer": "cells", "vbr": "ms"}
+        out.attrs["metric_units"] = metrics.units(order)
         return out
 
     @_guarded("read it")
