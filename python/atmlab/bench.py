@@ -5,8 +5,10 @@ on one core (the simulation is single-threaded), the bare event loop of
 ``atmlab-engine`` (a heap of cell events through one FIFO port, no protocol
 logic) before and after the scenarios, so that the machine's speed and noise
 are measured in the same run, and the bundled ``nsource_lan`` and
-``nsource_wan`` scenarios with TCP and every metric on. Only the run itself
-is timed (not parsing or building the network).
+``nsource_wan`` scenarios with TCP and every metric on, and ``tcp-abr/wan``
+(97-0177R2's WAN: 15 TCP over ABR with ERICA+ at every switch port and 9
+video sources; one event per ABR cell, no early hand-over at its switches).
+Only the run itself is timed (not parsing or building the network).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 
 from . import _core
 from .result import Result
-from .scenario import load
+from .scenario import bundled, load
 
-SCENARIOS = {"lan": "nsource_lan", "wan": "nsource_wan"}
+SCENARIOS = {"lan": "nsource_lan", "wan": "nsource_wan", "abr": "tcp-abr/wan"}
 BASELINE_CELLS = 4_000_000
 
 
@@ -40,7 +42,7 @@ def baseline(cells: int = BASELINE_CELLS) -> Measurement:
 
 
 def scenario(name: str) -> Measurement:
-    sc = load(name)
+    sc = load(bundled(name))
     raw, wall_s = _core.bench_scenario(sc.to_json(), None)
     r = Result(raw)
     return Measurement(r.duration_s, wall_s, int(r.cell_hops))

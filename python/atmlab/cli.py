@@ -302,13 +302,14 @@ def bench(as_json: bool, quick: bool) -> None:
     """Measure simulation speed in cell-hops per wall-clock second.
 
     Runs the bare event loop (no protocol logic) before and after the
-    nsource_lan and nsource_wan scenarios (TCP and all metrics on), single
-    core, and prints each figure and its ratio to the bare loop.
+    nsource_lan and nsource_wan scenarios (TCP and all metrics on) and
+    tcp-abr/wan (97-0177R2's WAN: TCP over ABR with ERICA+ and video),
+    single core, and prints each figure and its ratio to the bare loop.
     """
     from . import bench as bench_mod
 
     if not as_json:
-        err.print("running the baseline, nsource_lan, nsource_wan, baseline ...")
+        err.print(f"running the baseline, {', '.join(bench_mod.SCENARIOS.values())}, baseline ...")
     res = bench_mod.run(quick=quick)
     if as_json:
         click.echo(json.dumps(res, indent=2))

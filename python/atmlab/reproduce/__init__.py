@@ -29,6 +29,11 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("bundling", "Lamont, Villasenor et al. 1998 (DREO/CRC): IP telephony and TCP on one policed VBR PVC",
           "L. Lamont, J. Villasenor, H. Chefai, I. Miloucheva, Bundling Internet Traffic over VBR ATM Networks, "
           "DREO TR 1999-020 / CRC Report 98-007, 1998"),
+    Entry("tcp-abr", "Kalyanaraman, Vandalore, Jain et al. 1997: TCP over ABR (ERICA+) with long-range dependent "
+          "VBR video, WAN and satellite",
+          "S. Kalyanaraman, B. Vandalore, R. Jain, R. Goyal, S. Fahmy, S.-C. Kim, S. Kota, Performance of TCP over "
+          "ABR with Long-Range Dependent VBR Background Traffic over Terrestrial and Satellite ATM networks, ATM "
+          "Forum 97-0177R2, 1997", aliases=("97-0177",)),
 )
 
 __all__ = ["REGISTRY", "Agreement", "Entry", "Options", "Progress", "Reproduction", "SweepsRun", "default_replications",
