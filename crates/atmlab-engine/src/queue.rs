@@ -37,15 +37,22 @@ const ARITY: usize = 4;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
-    time: u64,
-    key: u64, // class << 56 | tie
+    /// `time << 64 | class << 56 | tie`: one integer to compare, which the
+    /// compiler turns into flag arithmetic and conditional moves rather
+    /// than branches the CPU cannot predict.
+    order: u128,
     event: E,
 }
 
 impl<E> Entry<E> {
     #[inline(always)]
     fn before(&self, other: &Self) -> bool {
-        (self.time, self.key) < (other.time, other.key)
+        self.order < other.order
+    }
+
+    #[inline(always)]
+    fn time(&self) -> u64 {
+        (self.order >> 64) as u64
     }
 }
 
@@ -88,7 +95,8 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn insert(&mut self, time: SimTime, class: EventClass, tie: u64, event: E) {
         self.pushed += 1;
-        let e = Entry { time: time.as_ps(), key: (u64::from(class.0) << TIE_BITS) | tie, event };
+        let key = (u64::from(class.0) << TIE_BITS) | tie;
+        let e = Entry { order: (u128::from(time.as_ps()) << 64) | u128::from(key), event };
         if self.hole {
             self.hole = false;
             self.heap[0] = e;
@@ -118,11 +126,11 @@ impl<E: Copy> EventQueue<E> {
     pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         self.fill_hole();
         let top = self.heap.first()?;
-        if top.time >= limit.as_ps() {
+        if top.time() >= limit.as_ps() {
             return None;
         }
         self.hole = true;
-        Some((SimTime::from_ps(top.time), top.event))
+        Some((SimTime::from_ps(top.time()), top.event))
     }
 
     /// Removes and returns the earliest event.
@@ -133,7 +141,7 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.fill_hole();
-        self.heap.first().map(|e| SimTime::from_ps(e.time))
+        self.heap.first().map(|e| SimTime::from_ps(e.time()))
     }
 
     /// Number of pending events.
@@ -179,13 +187,21 @@ impl<E: Copy> EventQueue<E> {
             if first >= n {
                 break;
             }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            for c in first + 1..end {
-                if self.heap[c].before(&self.heap[best]) {
-                    best = c;
+            let best = if first + ARITY <= n {
+                // All four children: a tournament of selects, no branches.
+                let h = &self.heap[first..first + ARITY];
+                let a = first + usize::from(h[1].order < h[0].order);
+                let b = first + 2 + usize::from(h[3].order < h[2].order);
+                if self.heap[b].order < self.heap[a].order { b } else { a }
+            } else {
+                let mut best = first;
+                for c in first + 1..n {
+                    if self.heap[c].before(&self.heap[best]) {
+                        best = c;
+                    }
                 }
-            }
+                best
+            };
             if !self.heap[best].before(&e) {
                 break;
             }

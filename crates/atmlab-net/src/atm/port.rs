@@ -275,8 +275,9 @@ pub struct PortStats {
     pub per_category: [CategoryCounts; 4],
     /// Cells queued over time (all queues; slotted mode only).
     pub occupancy: TimeAverage,
-    /// Cells queued per category over time (slotted mode only; a pipelined
-    /// port has one category, whose queue is the port's).
+    /// Cells queued per category over time (kept only by a slotted port with
+    /// VCs of more than one category; with one, the port's `occupancy` is
+    /// that category's).
     pub category_occupancy: [TimeAverage; 4],
 }
 
@@ -319,8 +320,13 @@ pub struct Port {
     pub vcs: Vec<PortVc>,
     active_vcs: [u32; 5],
     queued: u32,
-    /// Slotted: cells queued per category.
+    /// Slotted, with more than one category: cells queued per category.
     category_queued: [u32; 4],
+    /// The categories of the port's VCs (bit `c` for category index `c`).
+    categories: u8,
+    /// More than one category: per-category queues are counted apart (with
+    /// one, the port's own counters are the category's).
+    per_category: bool,
     channel: VecDeque<(SimTime, Cell)>,
     to_host: bool,
     /// Into a host: when the cells that need an event there arrive (frame
@@ -381,6 +387,8 @@ impl Port {
             active_vcs: [0; 5],
             queued: 0,
             category_queued: [0; 4],
+            categories: 0,
+            per_category: false,
             channel: VecDeque::with_capacity(64),
             to_host: false,
             due: VecDeque::new(),
@@ -447,6 +455,8 @@ impl Port {
             c.dedup();
             c
         };
+        self.categories = present.iter().fold(0, |m, &c| m | 1 << c);
+        self.per_category = present.len() > 1;
         if self.config.queueing == Queueing::PerVc {
             self.queues = (0..self.vcs.len()).map(|_| VecDeque::new()).collect();
             let categories = self.vcs.iter().map(|v| v.category.index() as u8).collect();
@@ -599,8 +609,10 @@ impl Port {
                         self.queued += 1;
                         self.max_queued = self.max_queued.max(self.queued);
                         self.stats.occupancy.set(now, u64::from(self.queued));
-                        self.category_queued[c] += 1;
-                        self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+                        if self.per_category {
+                            self.category_queued[c] += 1;
+                            self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+                        }
                         self.queues[cell_queue].push_back(cell);
                         if self.busy {
                             Offer::Queued { wake: None }
@@ -660,8 +672,10 @@ impl Port {
         self.pool_occ[pool] -= 1;
         self.queued -= 1;
         self.stats.occupancy.set(now, u64::from(self.queued));
-        self.category_queued[c] -= 1;
-        self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+        if self.per_category {
+            self.category_queued[c] -= 1;
+            self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+        }
         self.stats.cells_out += 1;
         self.last_tx = now;
 
@@ -711,11 +725,16 @@ impl Port {
 
     /// Cells of `category` queued at `now` (what ERICA+ calls the port's ABR
     /// queue, for ABR).
+    #[inline]
     pub fn category_queued_at(&mut self, category: ServiceCategory, now: SimTime) -> u32 {
+        let c = category.index();
+        if self.categories & 1 << c == 0 {
+            return 0;
+        }
         match self.mode {
-            PortMode::Slotted => self.category_queued[category.index()],
-            PortMode::Pipelined if self.vcs.iter().any(|v| v.category == category) => self.pipeline_queued(now),
-            PortMode::Pipelined => 0,
+            PortMode::Slotted if self.per_category => self.category_queued[c],
+            PortMode::Slotted => self.queued,
+            PortMode::Pipelined => self.pipeline_queued(now),
         }
     }
 
@@ -723,15 +742,14 @@ impl Port {
     /// (call after [`settle`](Self::settle) at `end`).
     pub fn category_queue(&self, category: ServiceCategory, end: SimTime) -> (u64, f64) {
         let c = category.index();
-        match self.mode {
-            PortMode::Slotted => {
-                let occ = &self.stats.category_occupancy[c];
-                (occ.max(), occ.mean(end))
-            }
-            PortMode::Pipelined if self.vcs.iter().any(|v| v.category == category) => {
-                (self.max_queue(), self.mean_queue(end))
-            }
-            PortMode::Pipelined => (0, 0.0),
+        if self.categories & 1 << c == 0 {
+            return (0, 0.0);
+        }
+        if self.mode == PortMode::Slotted && self.per_category {
+            let occ = &self.stats.category_occupancy[c];
+            (occ.max(), occ.mean(end))
+        } else {
+            (self.max_queue(), self.mean_queue(end))
         }
     }
 

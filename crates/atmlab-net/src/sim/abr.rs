@@ -430,9 +430,9 @@ impl Simulation {
     /// A cell is offered to port `p` at `at`: the port's ABR controller
     /// counts it (and an EFCI switch may mark it).
     #[inline]
-    pub(super) fn abr_on_offer(&mut self, p: PortId, at: SimTime, cell: &mut Cell) {
+    pub(super) fn abr_on_offer(&mut self, p: PortId, at: SimTime, mut cell: Cell) -> Cell {
         let category = self.ports[p.idx()].vcs[cell.slot as usize].category;
-        let Some(control) = &mut self.abr_control[p.idx()] else { return };
+        let Some(control) = &mut self.abr_control[p.idx()] else { return cell };
         match control {
             AbrControl::Erica(erica, timer) => match category {
                 ServiceCategory::Abr => {
@@ -464,6 +464,7 @@ impl Simulation {
                 }
             }
         }
+        cell
     }
 
     /// A backward RM cell leaves a switch by port `p` (VC index `slot`):

@@ -125,6 +125,9 @@ pub struct Simulation {
     abr_ends: Vec<abr::AbrEnd>,
     /// The ABR controller of each port, if it has one.
     abr_control: Vec<Option<abr::AbrControl>>,
+    /// A port has an ABR controller or a switch is a VS/VD: cells entering
+    /// switches go through [`Simulation::enter_switch_abr`].
+    abr_switching: bool,
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
@@ -173,6 +176,7 @@ impl Simulation {
     fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
         Self::plan(&mut b);
         let abr_controls = std::mem::take(&mut b.abr_controls);
+        let abr_switching = !abr_controls.is_empty() || !b.vs_vd.is_empty();
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
         let mut sim = Simulation {
             meta,
@@ -189,6 +193,7 @@ impl Simulation {
             cell_apps: b.cell_apps,
             abr_ends: b.abr_ends,
             abr_control: Vec::new(),
+            abr_switching,
             pdus: PduTable::new(),
             rms: PduTable::new(),
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
