@@ -44,6 +44,8 @@ struct Ctx<'a> {
     nodes: BTreeMap<&'a str, NodeRef>,
     vcs: BTreeMap<&'a str, (usize, VcHandle)>,
     apps: BTreeMap<&'a str, AppRef>,
+    /// FGN values the run's piecewise sources may still generate.
+    fgn_budget: u64,
 }
 
 /// A drop policy whose largest frame depends on the VCs through its port.
@@ -84,6 +86,11 @@ const MAX_SOURCES: u32 = 10_000;
 /// The longest FGN block a source may generate (2^24 values, 128 MB).
 const MAX_FGN_LENGTH: u64 = 1 << 24;
 
+/// The most FGN values all sources of a run may generate together (2^25,
+/// about 7 s of generation): what bounds the time to build a run, whatever
+/// the sources, intervals and lengths.
+const MAX_FGN_TOTAL: u64 = 1 << 25;
+
 /// Probes may not ask for more samples than this in one run.
 const MAX_SAMPLES: u64 = 10_000_000;
 
@@ -105,6 +112,7 @@ impl Scenario {
             nodes: BTreeMap::new(),
             vcs: BTreeMap::new(),
             apps: BTreeMap::new(),
+            fgn_budget: MAX_FGN_TOTAL,
         };
         cx.b.set_slot_phase(self.simulation.slot_phase.unwrap_or_default());
         cx.b.set_clock_tolerance(self.simulation.clock_tolerance_ppm.unwrap_or(0.0))
@@ -651,7 +659,9 @@ impl<'a> Ctx<'a> {
                     }
                     let fpath = format!("{path}.rates.fgn");
                     let stream = format!("app:{}:{k}:rates", a.name);
-                    (fgn_rates(&fpath, f, needed, cycle, &mut self.b.rng().stream(&stream))?, f.peak.0.bps() as f64)
+                    let mut rng = self.b.rng().stream(&stream);
+                    let budget = (&mut self.fgn_budget, u64::from(n - k));
+                    (fgn_rates(&fpath, f, needed, cycle, budget, &mut rng)?, f.peak.0.bps() as f64)
                 }
             };
             patterns.push(Piecewise::new(list, cycle, lengths, start, peak));
@@ -1337,11 +1347,15 @@ fn erica_key(param: &str) -> &str {
 /// values of a block of `length` values, at least `needed` of them (the
 /// most intervals the run holds) unless the list cycles. The default length
 /// is a power of two that holds twice the expected need, at least 2^15.
+/// `budget` holds the FGN values the run may still generate and the
+/// application's sources still to generate, this one included: their
+/// blocks must fit in it.
 fn fgn_rates(
     path: &str,
     f: &FgnSpec,
     needed: u64,
     cycle: bool,
+    (budget, sources): (&mut u64, u64),
     rng: &mut atmlab_engine::SimRng,
 ) -> Result<Vec<f64>, ScenarioError> {
     use atmlab_engine::fgn::{FgnError, FgnMethod, RateParams, RateSequence};
@@ -1379,6 +1393,17 @@ fn fgn_rates(
             format!("the run needs about {length} values per source, more than {MAX_FGN_LENGTH}; use longer intervals"),
         ));
     }
+    // This source and the application's others still to come, at this length.
+    if length.saturating_mul(sources) > *budget {
+        return Err(err(
+            path.to_owned(),
+            format!(
+                "the run's FGN blocks would hold more than {MAX_FGN_TOTAL} values in all ({sources} sources of \
+                 {length}); use fewer sources, longer intervals or a shorter length"
+            ),
+        ));
+    }
+    *budget -= length;
     let params = RateParams { len: length as usize, ..probe };
     let rates: Vec<f64> = RateSequence::new(&params, rng)
         .map_err(|e| match e {
