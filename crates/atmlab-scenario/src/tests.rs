@@ -350,16 +350,16 @@ fn test_abr_mistakes_name_their_keys() {
 
 #[test]
 fn test_fgn_blocks_beyond_the_runs_budget_are_refused_before_any_is_generated() {
-    // 3 sources of 2^24 values (the longest block a source may have) hold
-    // 3 x 2^24 values, over the run's 2^25: refused at once, naming the
+    // 3 sources of 2^23 values hold 3 x 2^23 values, over the run's 2^24:
+    // refused at once, naming the
     // sources' FGN table, not after generating two blocks (a fuzz case with
     // 1 ns intervals once spent 8 s building, then as long again to run).
     let base = abr_scenario();
-    let huge = base.replacen("hurst = 0.8", "hurst = 0.8, length = 16777216", 1);
+    let huge = base.replacen("hurst = 0.8", "hurst = 0.8, length = 8388608", 1);
     let e = error_of(&huge);
     assert_eq!(e.path, "apps[1].rates.fgn", "{e}");
     // "3 sources": refused at the first source, before generating any block.
-    assert!(e.message.contains("3 sources of 16777216"), "{e}");
+    assert!(e.message.contains("3 sources of 8388608"), "{e}");
     // Two of them fit.
     let two = huge.replacen("sources = 3", "sources = 2", 1);
     assert!(parse_toml(&two).unwrap().build(1, 0).is_ok());
