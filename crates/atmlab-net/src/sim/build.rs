@@ -912,15 +912,14 @@ impl NetworkBuilder {
         Ok(app)
     }
 
-    fn add_cell_source(&mut self, app: u32, vc: &VcHandle, mut pattern: Pattern, frame_cells: Option<u32>) {
-        let first = pattern.first();
+    fn add_cell_source(&mut self, app: u32, vc: &VcHandle, pattern: Pattern, frame_cells: Option<u32>) {
         self.sources.push(CellSource {
             app,
             src: vc.src,
             stats: CellSourceStats::default(),
             pattern,
             frame_cells,
-            first,
+            first: None, // when the run's end is known (Simulation::new)
             batch: 1,
         });
     }

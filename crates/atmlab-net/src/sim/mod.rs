@@ -216,7 +216,8 @@ impl Simulation {
                 sim.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
             }
         }
-        for (i, src) in sim.sources.iter().enumerate() {
+        for (i, src) in sim.sources.iter_mut().enumerate() {
+            src.first = src.pattern.first(sim.end);
             if let Some(t) = src.first {
                 sim.queue.push(t, APP, Event::CellSource(i as u32));
             }

@@ -73,11 +73,15 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    /// When the first cell is due (`None`: never).
-    pub(crate) fn first(&mut self) -> Option<SimTime> {
+    /// When the first cell is due (`None`: never), for a run that ends at
+    /// `end` (a piecewise pattern looks for cells no further).
+    pub(crate) fn first(&mut self, end: SimTime) -> Option<SimTime> {
         match self {
             Pattern::OnOff(p) => p.begin_period(0),
-            Pattern::Piecewise(p) => p.begin_interval(p.start),
+            Pattern::Piecewise(p) => {
+                p.horizon = end;
+                p.begin_interval(p.start)
+            }
         }
     }
 
@@ -243,6 +247,10 @@ pub struct Piecewise {
     next: usize,
     interval_end: SimTime,
     clock: SlotClock,
+    /// No interval starting at or after it is begun: the run is over by
+    /// then (silent intervals are skipped one by one, and a cycle of them
+    /// would otherwise be walked to the end of time).
+    horizon: SimTime,
 }
 
 impl Piecewise {
@@ -258,6 +266,7 @@ impl Piecewise {
             next: 0,
             interval_end: start,
             clock: SlotClock::new(unit, CELL_BITS),
+            horizon: SimTime::MAX,
         }
     }
 
@@ -267,9 +276,12 @@ impl Piecewise {
     }
 
     /// Starts the intervals from `t` on, until one holds a cell; returns
-    /// its first cell's time.
+    /// its first cell's time (`None` if none does before the horizon).
     fn begin_interval(&mut self, mut t: SimTime) -> Option<SimTime> {
         loop {
+            if t >= self.horizon {
+                return None;
+            }
             if self.next == self.rates.len() {
                 if !self.cycle || self.rates.is_empty() {
                     return None;
@@ -343,7 +355,7 @@ mod tests {
     }
 
     fn cells(p: &mut Pattern, n: usize) -> Vec<u64> {
-        let mut out = vec![p.first().unwrap().as_ps()];
+        let mut out = vec![p.first(SimTime::MAX).unwrap().as_ps()];
         for _ in 1..n {
             out.push(p.next_cell().unwrap().as_ps());
         }
@@ -409,5 +421,24 @@ mod tests {
             let d = p.intervals.draw();
             assert!(lo <= d && d <= hi);
         }
+    }
+
+    #[test]
+    fn test_a_silent_cycle_ends_at_the_runs_end() {
+        // Every rate 0, cycled: no interval holds a cell. The search stops at
+        // the end of the run (10 s: 1000 intervals of 10 ms), not at the end
+        // of time (2^64 ps, 1.8e9 intervals: a fuzz case spent 27 s there),
+        // and later cells stop there too.
+        let ten_ms = Intervals::Constant(Duration::from_ms(10));
+        let mut silent = Pattern::Piecewise(Piecewise::new(vec![0.0, 0.0], true, ten_ms.clone(), SimTime::ZERO, 0.0));
+        assert_eq!(silent.first(SimTime::ZERO + Duration::from_secs(10)), None);
+        let Pattern::Piecewise(p) = &silent else { unreachable!() };
+        assert_eq!(p.interval_end, SimTime::ZERO + Duration::from_secs(10));
+        // One cell in the first interval, then silence: no next cell.
+        let mut once = Pattern::Piecewise(Piecewise::new(vec![424_000.0, 0.0], true, ten_ms, SimTime::ZERO, 424_000.0));
+        let end = SimTime::ZERO + Duration::from_ms(15);
+        assert_eq!(once.first(end), Some(SimTime::ZERO));
+        let sent: Vec<SimTime> = std::iter::from_fn(|| once.next_cell()).take(20).collect();
+        assert_eq!(sent.len(), 9, "cells at 1..9 ms, then the search stops at 15 ms: {sent:?}");
     }
 }
