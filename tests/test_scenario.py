@@ -326,3 +326,41 @@ def test_piecewise_rates_file_error_in_a_scenario_file(tmp_path):
         load(scenario)
     assert (e.value.source, e.value.path) == (str(scenario), "apps[0].rates.file")
     assert f"'t.txt' ({tmp_path / 't.txt'}) line 2: 'fast' is not a number" == e.value.message
+
+
+# ------------------------------------------------------------ RTO estimators
+
+@pytest.mark.parametrize("algorithm, initial_s", [("ns2", 3.0), ("bsd44_lite", 6.0), ("rfc6298", 1.0)])
+def test_each_rto_algorithm_with_its_sources_defaults(two_hosts, algorithm, initial_s):
+    """A greedy TCP over a short path with 100 ms ticks, the RTO sampled
+    every 100 ms. Before the SYN's ACK each algorithm arms its own source's
+    initial RTO (3 s ns-2's rtxcur_init, 6 s 4.4BSD-Lite's tcp_newtcpcb, 1 s
+    RFC 6298 s2.1). Every sample is shorter than a tick: ns-2 settles at 3
+    ticks (rttvar stuck at 2/4), RFC 6298 at its 1 s floor, 4.4BSD-Lite on
+    whole ticks of at least 2, moving with how many samples cross a tick
+    boundary. (The arithmetic is tested by hand in tcp/rtt.rs.)"""
+    sc = two_hosts
+    sc["simulation"]["duration"] = "2 s"
+    sc["tcp"] = {"rto_algorithm": algorithm, "timer_tick": "100 ms"}
+    sc["apps"] = [{"kind": "tcp_bulk", "name": "ftp", "vc": "v"}]
+    sc["probes"] = [{"name": "rto", "kind": "rto", "app": "ftp", "interval": "100 ms"}]
+    r = atmlab.run(sc)
+    values = next(s for s in r.raw["series"] if s["name"] == "rto")["values"]
+    assert values[0] == pytest.approx(initial_s)
+    settled = values[-1]
+    if algorithm == "ns2":
+        assert settled == pytest.approx(0.3)
+    elif algorithm == "rfc6298":
+        assert settled == pytest.approx(1.0)
+    else:
+        assert 0.2 <= settled <= 1.0 and round(settled * 10, 9) == round(settled * 10)
+    assert r.connections.loc["ftp", "timeouts"] == 0
+
+
+def test_rto_algorithm_errors_name_the_key(two_hosts):
+    two_hosts["tcp"] = {"rto_algorithm": "linux"}
+    two_hosts["apps"] = [{"kind": "tcp_bulk", "name": "ftp", "vc": "v"}]
+    with pytest.raises(atmlab.ScenarioError) as e:
+        atmlab.validate(two_hosts)
+    assert e.value.path == "tcp.rto_algorithm"
+    assert "rfc6298" in e.value.message

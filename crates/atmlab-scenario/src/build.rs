@@ -20,7 +20,7 @@ use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
 };
-use atmlab_net::tcp::{RtoConfig, TcpConfig};
+use atmlab_net::tcp::{RtoAlgorithm, RtoConfig, TcpConfig};
 use rand::RngExt;
 use std::collections::BTreeMap;
 
@@ -1160,11 +1160,21 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if dupack == 0 {
         return Err(err(key("dupack_threshold"), "must be at least 1"));
     }
+    // Each estimator's own defaults (docs/models/tcp.md): 4.4BSD-Lite's
+    // first RTO is 2 x TCPTV_SRTTDFLT = 6 s; RFC 6298's is 1 s, and 1 s its
+    // lower bound (s2.1, s2.4).
+    let algorithm = pick!(rto_algorithm).unwrap_or(d.rto.algorithm);
+    let (initial, min) = match algorithm {
+        RtoAlgorithm::Ns2 => (d.rto.initial_rto, d.rto.min_rto),
+        RtoAlgorithm::Bsd44Lite => (Duration::from_secs(6), Duration::ZERO),
+        RtoAlgorithm::Rfc6298 => (Duration::from_secs(1), Duration::from_secs(1)),
+    };
     let rto = RtoConfig {
         tick,
-        initial_rto: pick!(initial_rto).map_or(d.rto.initial_rto, |t| t.0),
-        min_rto: pick!(min_rto).map_or(d.rto.min_rto, |t| t.0),
+        initial_rto: pick!(initial_rto).map_or(initial, |t| t.0),
+        min_rto: pick!(min_rto).map_or(min, |t| t.0),
         max_rto: pick!(max_rto).map_or(d.rto.max_rto, |t| t.0),
+        algorithm,
     };
     if rto.max_rto < rto.min_rto {
         return Err(err(key("max_rto"), "is smaller than min_rto"));

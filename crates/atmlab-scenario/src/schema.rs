@@ -11,7 +11,7 @@ use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{ServiceCategory, UpcAction};
 use atmlab_net::ip::Fragmentation;
 use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
-use atmlab_net::tcp::{BackoffReset, TcpVariant, TimerModel, WindowScaling};
+use atmlab_net::tcp::{BackoffReset, RtoAlgorithm, TcpVariant, TimerModel, WindowScaling};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -287,9 +287,12 @@ pub struct TcpSpec {
     pub initial_ssthresh: Option<Bytes>,
     /// Timer granularity (default 100 ms).
     pub timer_tick: Option<Time>,
-    /// RTO before the first RTT sample (default 3 s).
+    /// The RTO estimator: `ns2` (default), `bsd44_lite` or `rfc6298`.
+    pub rto_algorithm: Option<RtoAlgorithm>,
+    /// RTO before the first RTT sample (default 3 s; `bsd44_lite` 6 s,
+    /// `rfc6298` 1 s).
     pub initial_rto: Option<Time>,
-    /// Lower bound of the RTO (default 0: two ticks apply).
+    /// Lower bound of the RTO (default 0: two ticks apply; `rfc6298` 1 s).
     pub min_rto: Option<Time>,
     /// Upper bound of the RTO (default 64 s).
     pub max_rto: Option<Time>,

@@ -18,7 +18,7 @@ mod segment;
 mod sender;
 
 pub use receiver::{ReceiverStats, TcpReceiver};
-pub use rtt::{RtoConfig, RttEstimator};
+pub use rtt::{RtoAlgorithm, RtoConfig, RttEstimator};
 pub use scoreboard::Scoreboard;
 pub use segment::{SackBlocks, TcpFlags, TcpOptions, TcpSegment};
 pub use sender::{Recovery, SenderStats, TcpSender};
@@ -191,6 +191,7 @@ impl TcpConfig {
                 initial_rto: Duration::from_secs(3),
                 min_rto: Duration::ZERO,
                 max_rto: Duration::from_secs(64),
+                algorithm: RtoAlgorithm::Ns2,
             },
             rto_timer: TimerModel::TickAligned,
             dupack_threshold: 3,

@@ -1,19 +1,37 @@
-//! Round-trip time estimation and the retransmission timeout, BSD style.
+//! Round-trip time estimation and the retransmission timeout, in three
+//! models, each exact to its source ([`RtoAlgorithm`]; docs/models/tcp.md):
 //!
-//! This is the integer algorithm of 4.3/4.4BSD as ns-2 transcribes it
-//! (`TcpAgent::rtt_update`, `rtt_timeout`, `rtt_backoff`), which is what the
-//! 1990s ATM simulation studies used:
+//! * **ns-2** (default): the integer algorithm of 4.3/4.4BSD as ns-2's
+//!   `TcpAgent` transcribes it (`rtt_update`, `rtt_timeout`,
+//!   `rtt_backoff`), which is what the 1990s ATM simulation studies used;
+//! * **4.4BSD-Lite**: `tcp_xmit_timer` (tcp_input.c 8.5), `TCP_REXMTVAL`
+//!   (tcp_var.h), the REXMT case of `tcp_timers` and the initial values of
+//!   `tcp_newtcpcb`;
+//! * **RFC 6298**: SRTT and RTTVAR in continuous time, RTO = SRTT +
+//!   max(G, 4 RTTVAR), at least 1 s, 1 s before the first sample.
+//!
+//! The two integer models (ns-2, 4.4BSD-Lite):
 //!
 //! * a sample is counted in whole timer ticks the way a BSD clock would:
-//!   `m = floor((rtt + phase) / tick)`, `m >= 1`, where `phase` is the send
-//!   time's offset into its tick (ticks are aligned to `t = 0`);
+//!   `m = floor((rtt + phase) / tick)`, where `phase` is the send time's
+//!   offset into its tick (ticks are aligned to `t = 0`). ns-2 takes
+//!   `max(m, 1)`; 4.4BSD-Lite's `t_rtt` starts at 1 and counts the slow
+//!   ticks, so its sample is `m + 1`, of which `tcp_xmit_timer` removes the
+//!   1 again ("adjust rtt to origin 0") only once it has an estimate: the
+//!   first sample keeps the extra tick;
 //! * `t_srtt` holds 8 x srtt and `t_rttvar` 4 x rttvar, in ticks; the first
 //!   sample sets srtt = m and rttvar = m / 2; later ones apply gains 1/8 and
 //!   1/4;
-//! * RTO = srtt + 4 rttvar ticks (`rttvar_exp = 2`), times the backoff,
-//!   clamped to `[min_rto, max_rto]` and never below two ticks;
-//! * each timeout doubles the backoff (up to 64); beyond 8 the srtt is folded
-//!   into rttvar and the next sample starts afresh;
+//! * RTO = srtt + 4 rttvar ticks (ns-2: `rttvar_exp = 2`; BSD: the macro
+//!   `TCP_REXMTVAL`, the same integer), times the backoff, clamped to
+//!   `[min_rto, max_rto]` and never below two ticks (BSD's `TCPTV_MIN`);
+//! * each timeout doubles the backoff (up to 64: BSD's `tcp_backoff[]`);
+//!   beyond 8 the srtt is folded into rttvar and the next sample starts
+//!   afresh (BSD: `t_rxtshift > TCP_MAXRXTSHIFT / 4`);
+//! * before the first sample ns-2 uses `initial_rto`; 4.4BSD-Lite uses
+//!   `initial_rto` (6 s in the source: twice `TCPTV_SRTTDFLT`) for the first
+//!   transmission and `t_rttvar = 2 x initial_rto` after a timeout, so its
+//!   first backed-off timeout is 4 x `initial_rto`;
 //! * Karn's rule lives in the sender: retransmitted segments are never
 //!   timed, and the backoff is reset only by an ACK of a timed segment.
 
@@ -22,6 +40,28 @@ use atmlab_engine::{Duration, SimTime};
 const SRTT_SHIFT: u32 = 3;
 const RTTVAR_SHIFT: u32 = 2;
 const RTTVAR_EXP: u32 = 2;
+
+/// `x` seconds as a duration, to the picosecond (saturating).
+fn seconds(x: f64) -> Duration {
+    Duration::from_ps((x * 1e12).round().clamp(0.0, u64::MAX as f64) as u64)
+}
+
+/// Which estimator computes the retransmission timeout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoAlgorithm {
+    /// ns-2's `TcpAgent` (the BSD integer algorithm, samples of at least a
+    /// tick).
+    #[default]
+    Ns2,
+    /// 4.4BSD-Lite's `tcp_xmit_timer`: as ns-2, but `t_rtt` counts from 1,
+    /// which the first sample keeps.
+    #[serde(rename = "bsd44_lite")]
+    Bsd44Lite,
+    /// RFC 6298 in continuous time, `G` = the tick.
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+}
 
 /// Timer parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +74,8 @@ pub struct RtoConfig {
     pub min_rto: Duration,
     /// Upper bound of the RTO.
     pub max_rto: Duration,
+    /// The estimator.
+    pub algorithm: RtoAlgorithm,
 }
 
 /// The estimator state of one connection.
@@ -45,26 +87,76 @@ pub struct RttEstimator {
     rtxcur: Duration,
     backoff: u64,
     samples: u64,
+    /// RFC 6298: SRTT and RTTVAR in seconds.
+    srtt_s: f64,
+    rttvar_s: f64,
 }
 
 impl RttEstimator {
     /// A fresh estimator.
     pub fn new(cfg: RtoConfig) -> RttEstimator {
         assert!(!cfg.tick.is_zero(), "the timer tick must be positive");
-        RttEstimator { cfg, srtt: 0, rttvar: 0, rtxcur: cfg.initial_rto, backoff: 1, samples: 0 }
+        // 4.4BSD-Lite's tcp_newtcpcb: t_rttvar = tcp_rttdflt * PR_SLOWHZ << 2,
+        // with initial_rto = 2 x tcp_rttdflt: 2 x initial_rto in ticks.
+        let rttvar = match cfg.algorithm {
+            RtoAlgorithm::Bsd44Lite => 2 * (cfg.initial_rto.as_ps() / cfg.tick.as_ps()) as i64,
+            RtoAlgorithm::Ns2 | RtoAlgorithm::Rfc6298 => 0,
+        };
+        RttEstimator {
+            cfg,
+            srtt: 0,
+            rttvar,
+            rtxcur: cfg.initial_rto,
+            backoff: 1,
+            samples: 0,
+            srtt_s: 0.0,
+            rttvar_s: 0.0,
+        }
     }
 
     /// Takes the sample `rtt` of a segment sent at `sent_at`.
     pub fn sample(&mut self, rtt: Duration, sent_at: SimTime) {
         let tick = self.cfg.tick.as_ps();
         let phase = sent_at.as_ps() % tick;
-        let m = ((rtt.as_ps() + phase) / tick).max(1) as i64;
-        self.sample_ticks(m);
+        let crossed = ((u128::from(rtt.as_ps()) + u128::from(phase)) / u128::from(tick)) as i64;
+        match self.cfg.algorithm {
+            RtoAlgorithm::Ns2 => self.sample_ticks(crossed.max(1)),
+            RtoAlgorithm::Bsd44Lite => self.sample_t_rtt(crossed + 1),
+            RtoAlgorithm::Rfc6298 => self.sample_seconds(rtt.as_secs_f64()),
+        }
     }
 
-    /// Takes a sample already counted in ticks.
+    /// Takes a sample already counted in ticks (ns-2's `t_rtt_`, at least 1).
     pub fn sample_ticks(&mut self, m: i64) {
         self.samples += 1;
+        self.smooth(m, m);
+    }
+
+    /// Takes 4.4BSD-Lite's `t_rtt` (1 + the slow ticks since the segment was
+    /// sent): `tcp_xmit_timer(tp, rtt)`.
+    pub fn sample_t_rtt(&mut self, rtt: i64) {
+        self.samples += 1;
+        self.smooth(rtt - 1, rtt);
+    }
+
+    /// RFC 6298 s2.2-2.3, with alpha 1/8, beta 1/4 and K = 4 (in `f64`
+    /// seconds: IEEE arithmetic, so bit-reproducible).
+    fn sample_seconds(&mut self, r: f64) {
+        if self.samples == 0 || self.srtt_s == 0.0 {
+            self.srtt_s = r;
+            self.rttvar_s = r / 2.0;
+        } else {
+            self.rttvar_s = 0.75 * self.rttvar_s + 0.25 * (self.srtt_s - r).abs();
+            self.srtt_s = 0.875 * self.srtt_s + 0.125 * r;
+        }
+        self.samples += 1;
+        let g = self.cfg.tick.as_secs_f64();
+        self.rtxcur = seconds(self.srtt_s + g.max(4.0 * self.rttvar_s));
+    }
+
+    /// BSD's smoothing in scaled ticks: `m` is the sample of an estimator
+    /// that has one, `first` the sample that starts one.
+    fn smooth(&mut self, m: i64, first: i64) {
         if self.srtt != 0 {
             let mut delta = m - (self.srtt >> SRTT_SHIFT);
             self.srtt += delta;
@@ -80,16 +172,27 @@ impl RttEstimator {
                 self.rttvar = 1;
             }
         } else {
-            self.srtt = m << SRTT_SHIFT;
-            self.rttvar = m << (RTTVAR_SHIFT - 1);
+            self.srtt = first << SRTT_SHIFT;
+            self.rttvar = first << (RTTVAR_SHIFT - 1);
         }
-        let ticks = ((self.rttvar << (RTTVAR_EXP + SRTT_SHIFT - RTTVAR_SHIFT)) + self.srtt) >> SRTT_SHIFT;
-        self.rtxcur = self.cfg.tick.saturating_mul(ticks as u64);
+        self.rtxcur = self.cfg.tick.saturating_mul(self.rexmtval() as u64);
     }
 
-    /// The timeout to arm now: `rtxcur x backoff`, clamped.
+    /// srtt + 4 rttvar in ticks: ns-2's `((t_rttvar_ << (rttvar_exp_ + 1)) +
+    /// t_srtt_) >> 3`, which is BSD's `TCP_REXMTVAL` `(t_srtt >> 3) + t_rttvar`.
+    fn rexmtval(&self) -> i64 {
+        ((self.rttvar << (RTTVAR_EXP + SRTT_SHIFT - RTTVAR_SHIFT)) + self.srtt) >> SRTT_SHIFT
+    }
+
+    /// The timeout to arm now: `rtxcur x backoff`, clamped. (4.4BSD-Lite
+    /// after a timeout: `TCP_REXMTVAL x tcp_backoff[t_rxtshift]`, which
+    /// before the first sample is `t_rttvar`, not the initial RTO.)
     pub fn rto(&self) -> Duration {
-        let mut t = self.rtxcur.saturating_mul(self.backoff);
+        let base = match self.cfg.algorithm {
+            RtoAlgorithm::Bsd44Lite if self.backoff > 1 => self.cfg.tick.saturating_mul(self.rexmtval() as u64),
+            _ => self.rtxcur,
+        };
+        let mut t = base.saturating_mul(self.backoff);
         if t > self.cfg.max_rto {
             t = self.cfg.max_rto;
         }
@@ -104,6 +207,9 @@ impl RttEstimator {
     pub fn back_off(&mut self) {
         if self.backoff < 64 {
             self.backoff <<= 1;
+        }
+        if self.cfg.algorithm == RtoAlgorithm::Rfc6298 {
+            return; // s5.5: the RTO doubles; the estimates stay
         }
         if self.backoff > 8 {
             self.rttvar += self.srtt >> SRTT_SHIFT;
@@ -128,6 +234,9 @@ impl RttEstimator {
 
     /// The smoothed RTT, if there has been a sample since the last reset.
     pub fn srtt(&self) -> Option<Duration> {
+        if self.cfg.algorithm == RtoAlgorithm::Rfc6298 {
+            return (self.samples > 0).then(|| seconds(self.srtt_s));
+        }
         (self.srtt > 0).then(|| Duration::from_ps(self.cfg.tick.as_ps() * self.srtt as u64 / 8))
     }
 
@@ -142,12 +251,126 @@ mod tests {
     use super::*;
 
     fn est() -> RttEstimator {
+        with(RtoAlgorithm::Ns2, Duration::from_ms(100), Duration::from_secs(3))
+    }
+
+    fn with(algorithm: RtoAlgorithm, tick: Duration, initial_rto: Duration) -> RttEstimator {
         RttEstimator::new(RtoConfig {
-            tick: Duration::from_ms(100),
-            initial_rto: Duration::from_secs(3),
+            tick,
+            initial_rto,
             min_rto: Duration::ZERO,
             max_rto: Duration::from_secs(64),
+            algorithm,
         })
+    }
+
+    /// 4.4BSD-Lite with its own constants: 500 ms slow ticks, 6 s first RTO.
+    fn bsd() -> RttEstimator {
+        with(RtoAlgorithm::Bsd44Lite, Duration::from_ms(500), Duration::from_secs(6))
+    }
+
+    fn ticks(e: &RttEstimator, tick_ms: u64) -> u64 {
+        e.rto().as_ps() / Duration::from_ms(tick_ms).as_ps()
+    }
+
+    #[test]
+    fn test_bsd_settles_a_tick_above_ns2_for_a_one_tick_rtt() {
+        // A segment whose ACK comes back after one slow-tick boundary:
+        // 4.4BSD-Lite's t_rtt is 2, ns-2's t_rtt_ 1. By hand, from
+        // tcp_xmit_timer: (srtt, rttvar) = (16, 4) -> REXMTVAL 2 + 4 = 6;
+        // delta = 2 - 1 - 2 = -1: (15, 4) -> 5; delta 0: (15, 3) -> 4; then
+        // (15, 3) for good: 4 ticks. ns-2: (8, 2) -> 3 ticks from the start
+        // (rttvar 2 never decays: 2 >> 2 == 0). The first sample's extra
+        // tick is what BSD keeps.
+        let mut b = bsd();
+        let mut n = est();
+        let mut got = Vec::new();
+        for _ in 0..6 {
+            b.sample_t_rtt(2);
+            n.sample_ticks(1);
+            got.push((b.scaled(), ticks(&b, 500), ticks(&n, 100)));
+        }
+        assert_eq!(
+            got,
+            [((16, 4), 6, 3), ((15, 4), 5, 3), ((15, 3), 4, 3), ((15, 3), 4, 3), ((15, 3), 4, 3), ((15, 3), 4, 3)]
+        );
+        // Through sample(): 300 ms sent 400 ms into a tick crosses one
+        // boundary (t_rtt 2); sent at a boundary it crosses none (t_rtt 1,
+        // where ns-2 would count 1 as well).
+        let mut b = bsd();
+        b.sample(Duration::from_ms(300), SimTime::from_ps(Duration::from_ms(400).as_ps()));
+        assert_eq!(b.scaled(), (16, 4));
+        let mut b = bsd();
+        b.sample(Duration::from_ms(300), SimTime::ZERO);
+        assert_eq!(b.scaled(), (8, 2));
+        assert_eq!(ticks(&b, 500), 3);
+    }
+
+    #[test]
+    fn test_bsd_after_a_burst() {
+        // Settled at (15, 3), one sample of t_rtt 8 (7 ticks): delta = 6,
+        // srtt 21, rttvar 3 + 6 - 0 = 9: REXMTVAL 2 + 9 = 11 ticks (5.5 s);
+        // back at t_rtt 2: delta = 1 - 2 = -1, srtt 20, rttvar 9 + 1 - 2 = 8:
+        // 10 ticks, decaying by about a quarter of rttvar per sample.
+        let mut b = bsd();
+        for _ in 0..4 {
+            b.sample_t_rtt(2);
+        }
+        b.sample_t_rtt(8);
+        assert_eq!((b.scaled(), ticks(&b, 500)), ((21, 9), 11));
+        b.sample_t_rtt(2);
+        assert_eq!((b.scaled(), ticks(&b, 500)), ((20, 8), 10));
+        // ns-2 from its settled (8, 2), a sample of 7 ticks: delta 6, srtt
+        // 14, rttvar 8: (8 << 3) + 14 >> 3 = 9 ticks.
+        let mut n = est();
+        n.sample_ticks(1);
+        n.sample_ticks(7);
+        assert_eq!((n.scaled(), ticks(&n, 100)), ((14, 8), 9));
+    }
+
+    #[test]
+    fn test_bsd_timeouts_before_the_first_sample() {
+        // tcp_newtcpcb: t_rttvar = 3 s x 2 ticks/s << 2 = 24, t_rxtcur = 12
+        // ticks (6 s). The first timeout: REXMTVAL (= t_rttvar, t_srtt being
+        // 0) x tcp_backoff[1] = 48 ticks (24 s); the second, 96; then the
+        // 64 s ceiling (TCPTV_REXMTMAX).
+        let mut b = bsd();
+        assert_eq!(b.rto(), Duration::from_secs(6));
+        b.back_off();
+        assert_eq!(b.rto(), Duration::from_secs(24));
+        b.back_off();
+        assert_eq!(b.rto(), Duration::from_secs(48));
+        b.back_off();
+        assert_eq!(b.rto(), Duration::from_secs(64));
+        // ns-2 doubles its initial RTO instead: 3, 6, 12 s.
+        let mut n = est();
+        n.back_off();
+        assert_eq!(n.rto(), Duration::from_secs(6));
+    }
+
+    #[test]
+    fn test_rfc6298_by_hand() {
+        // G = 100 ms, no lower bound (the default 1 s would hide the values).
+        let mut r = with(RtoAlgorithm::Rfc6298, Duration::from_ms(100), Duration::from_secs(1));
+        assert_eq!(r.rto(), Duration::from_secs(1), "s2.1: 1 s before a sample");
+        // R = 100 ms: SRTT 0.1, RTTVAR 0.05, RTO = 0.1 + max(0.1, 0.2) = 0.3 s.
+        r.sample(Duration::from_ms(100), SimTime::ZERO);
+        assert_eq!(r.rto(), Duration::from_ms(300));
+        // R' = 200 ms: RTTVAR = 0.75 x 0.05 + 0.25 x 0.1 = 0.0625, SRTT =
+        // 0.875 x 0.1 + 0.125 x 0.2 = 0.1125: RTO = 0.1125 + 0.25 = 0.3625 s.
+        r.sample(Duration::from_ms(200), SimTime::ZERO);
+        assert_eq!(r.rto(), Duration::from_us(362_500));
+        assert_eq!(r.srtt(), Some(Duration::from_us(112_500)));
+        // A steady 100 ms: RTTVAR decays until G dominates, RTO -> R + G.
+        for _ in 0..200 {
+            r.sample(Duration::from_ms(100), SimTime::ZERO);
+        }
+        assert_eq!(r.rto(), Duration::from_ms(200));
+        // s5.5: each timeout doubles the RTO; no estimate is folded.
+        r.back_off();
+        r.back_off();
+        assert_eq!(r.rto(), Duration::from_ms(800));
+        assert_eq!(r.srtt(), Some(Duration::from_ms(100)));
     }
 
     #[test]
