@@ -62,6 +62,9 @@ pub struct EventQueue<E: Copy> {
     hole: bool,
     seq: u64,
     pushed: u64,
+    /// The time of the last event taken: nothing may be scheduled before it
+    /// (checked in debug builds; a past event would turn the clock back).
+    floor: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -73,7 +76,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(256), hole: false, seq: 0, pushed: 0 }
+        EventQueue { heap: Vec::with_capacity(256), hole: false, seq: 0, pushed: 0, floor: 0 }
     }
 
     /// Schedules `event` at `time`; ties at equal `(time, class)` run FIFO.
@@ -94,6 +97,7 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline]
     fn insert(&mut self, time: SimTime, class: EventClass, tie: u64, event: E) {
+        debug_assert!(time.as_ps() >= self.floor, "an event scheduled in the past: {time:?}");
         self.pushed += 1;
         let key = (u64::from(class.0) << TIE_BITS) | tie;
         let e = Entry { order: (u128::from(time.as_ps()) << 64) | u128::from(key), event };
@@ -130,6 +134,7 @@ impl<E: Copy> EventQueue<E> {
             return None;
         }
         self.hole = true;
+        self.floor = top.time();
         Some((SimTime::from_ps(top.time()), top.event))
     }
 

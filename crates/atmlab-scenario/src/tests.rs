@@ -364,3 +364,20 @@ fn test_fgn_blocks_beyond_the_runs_budget_are_refused_before_any_is_generated() 
     let two = huge.replacen("sources = 3", "sources = 2", 1);
     assert!(parse_toml(&two).unwrap().build(1, 0).is_ok());
 }
+
+#[test]
+fn test_a_source_stopped_from_the_start_sends_its_first_out_of_rate_frm_when_it_has_data() {
+    // TBE / FRTT = 1 cell / 16.8 s puts ICR (rule 1) below TCR: the source is
+    // stopped from t = 0 with an out-of-rate FRM due at 0. The TCP starting
+    // at 5 ms must not schedule that FRM in the past (found by the fuzz: the
+    // clock went back and a SYN-ACK "arrived" before its SYN was sent).
+    let text = abr_scenario().replacen("abr = {}", "abr = { tbe = \"1 cells\", frtt = \"16.777215 s\" }", 1).replacen(
+        "kind = \"tcp_bulk\"",
+        "kind = \"tcp_bulk\"\nstart = \"5 ms\"",
+        1,
+    );
+    assert!(text.contains("start = \"5 ms\"") && text.contains("frtt"));
+    let r = parse_toml(&text).unwrap().build(1, 0).unwrap().run().unwrap();
+    let fwd = &r.abr[0];
+    assert!(fwd.frms_out_of_rate > 0, "{fwd:?}");
+}

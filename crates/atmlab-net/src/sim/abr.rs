@@ -236,7 +236,9 @@ impl Simulation {
             }
             None => {
                 end.in_rate.set(None);
-                let due = end.source.out_of_rate_due();
+                // A source stopped since before now (say from the start, its
+                // ICR below TCR) owes its out-of-rate FRM now, not then.
+                let due = end.source.out_of_rate_due().map(|due| due.max(now));
                 if let Some((t, g)) = end.out_of_rate.set(due) {
                     self.queue.push(t, APP, Event::AbrOutOfRate(e, g));
                 }
