@@ -898,6 +898,10 @@ def m_add_entry(draw: Any, tree: dict[str, Any], ctx: Context) -> list[Op] | Non
     else:
         switches = [(j, e) for j, e in enumerate(tree.get("switches") or []) if isinstance(e, dict)] \
             if isinstance(tree.get("switches"), list) else []
+        if switches and draw(st.integers(0, 3)) == 0:  # a virtual source / destination, or a bad value of it
+            j, _ = _pick(draw, switches)
+            ops.append(Op("add_entry", "set", ("switches", j, "vs_vd"), _pick(draw, [True, True, False, "yes", 1])))
+            return ops
         if switches and draw(st.booleans()):  # an ABR controller on a switch's ports, or toward one neighbour
             j, sw = _pick(draw, switches)
             abr = _pick(draw, ABR_SWITCHES[:11] + ABR_SWITCHES)
