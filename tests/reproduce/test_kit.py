@@ -68,6 +68,7 @@ def test_a_toy_study_runs_end_to_end(tmp_path):
     assert row["published"] == PUBLISHED_KBPS and 63.0 <= row["simulated"] <= 64.0
     assert bool(row["holds"]) and row["tolerance"] == "+/-5 %" and row["unit"] == "kbit/s"
     assert row["replications"] == 2 and row["ci95"] >= 0
+    assert bool(row["in_ci95"]) == (abs(row["published"] - row["simulated"]) <= row["ci95"])
     claims = pd.read_csv(tmp_path / "out" / "toy_claims.csv")
     assert list(claims["claim"]) == ["K1"] and bool(claims["holds"].iloc[0])
     a = rep.agreement
@@ -83,6 +84,20 @@ def test_a_published_value_that_misses_says_no(tmp_path):
     rep = reproduce(Entry("strict", "t", "d"), Strict(), Options(out=tmp_path, db=tmp_path / "r.sqlite", jobs=1),
                     lambda *a: None)
     assert (rep.agreement.compared, rep.agreement.within) == (1, 0)
+
+
+@pytest.mark.parametrize(("published", "simulated", "ci95", "inside"), [
+    (64.0, 63.5, 0.5, True),     # on the edge
+    (64.0, 63.5, 0.49, False),   # just outside
+    (64.0, 64.0, 0.0, True),     # every run the same, and equal
+    (64.0, 63.0, math.nan, None),  # one replication: no interval
+    (64.0, "n/a", 1.0, None),
+])
+def test_in_ci95_says_whether_the_published_value_is_within_the_simulated_interval(published, simulated, ci95,
+                                                                                    inside):
+    from atmlab.reproduce.kit import in_interval
+
+    assert in_interval(published, simulated, ci95) is inside
 
 
 @pytest.mark.parametrize(("tolerance", "published", "simulated", "holds"), [

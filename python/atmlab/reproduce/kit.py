@@ -18,7 +18,8 @@ figures. :func:`reproduce` does the rest, the same way for every study:
    runs (``replications``);
 4. the published values are joined with the points: the comparison table,
    one row per published value, with the same columns for every study
-   (:data:`COMPARISON_COLUMNS`);
+   (:data:`COMPARISON_COLUMNS`; ``in_ci95`` says whether the published value
+   lies within the simulated 95 % interval, empty with one replication);
 5. the claims are evaluated on the points: the claims table
    (:data:`CLAIM_COLUMNS`);
 6. CSVs (``<id>.csv`` with every point, ``<id>_comparison.csv``,
@@ -296,8 +297,8 @@ def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Pr
     return SweepsRun(False, failures)
 
 
-COMPARISON_COLUMNS = ("source", "quantity", "published", "simulated", "ci95", "replications", "tolerance", "unit",
-                      "holds", "note")
+COMPARISON_COLUMNS = ("source", "quantity", "published", "simulated", "ci95", "in_ci95", "replications", "tolerance",
+                      "unit", "holds", "note")
 CLAIM_COLUMNS = ("claim", "statement", "measure", "threshold", "value", "holds", "basis", "note")
 
 
@@ -426,6 +427,23 @@ def _norm(v: Any) -> Any:
     return float(f"{float(v):.12g}")
 
 
+def in_interval(published: float, simulated: Any, ci95: Any) -> bool | None:
+    """Whether `published` lies within the simulated mean's 95 % interval
+    (mean +/- ci95); ``None`` where there is no interval (one replication,
+    or a value that is not a number). It says whether the published value
+    is within the simulation's own spread, which the tolerance does not:
+    a value can hold within a wide tolerance and still lie outside a narrow
+    interval (a systematic difference), or miss a tolerance while inside a
+    wide interval (too few runs to tell)."""
+    try:
+        sim, ci = float(simulated), float(ci95)
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(sim) or math.isnan(ci):
+        return None
+    return abs(float(published) - sim) <= ci
+
+
 def compare(published: Iterable[Published], points: pd.DataFrame) -> pd.DataFrame:
     """The comparison table: one row per published value whose
     configuration was run, its configuration columns first, then
@@ -444,8 +462,9 @@ def compare(published: Iterable[Published], points: pd.DataFrame) -> pd.DataFram
         if point is None or p.quantity not in point:
             continue  # not run (--quick, or a run that failed)
         sim = point[p.quantity]
+        ci = point.get(f"{p.quantity}_ci95", math.nan)
         rows.append({**p.config, "source": p.source, "quantity": p.quantity, "published": p.value,
-                     "simulated": sim, "ci95": point.get(f"{p.quantity}_ci95", math.nan),
+                     "simulated": sim, "ci95": ci, "in_ci95": in_interval(p.value, sim, ci),
                      "replications": point.get("replications"), "tolerance": str(p.tolerance), "unit": p.unit,
                      "holds": p.tolerance.holds(p.value, sim), "note": p.note})
     return pd.DataFrame(rows)
