@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -149,69 +150,60 @@ def print_summary(r: Result, description: str | None = None) -> None:
     out.print(lines)
 
     if raw["connections"]:
-        t = Table(title="TCP connections", title_justify="left", title_style="bold")
-        for col in ["name", "variant", "from", "to", "goodput Mbit/s", "retx segments", "timeouts", "fast retx"]:
-            t.add_column(col, justify="left" if col in ("name", "variant", "from", "to") else "right")
-        for c in raw["connections"]:
-            t.add_row(c["name"], c["variant"], c["src"], c["dst"], _mbps(c["goodput_bps"]),
-                      f"{c['retransmitted_segments']:,}", str(c["timeouts"]), str(c["fast_retransmits"]))
-        out.print(t)
+        _print_table("TCP connections",
+                     ["name", "variant", "from", "to", "goodput Mbit/s", "retx segments", "timeouts", "fast retx"], 4,
+                     ((c["name"], c["variant"], c["src"], c["dst"], _mbps(c["goodput_bps"]),
+                       f"{c['retransmitted_segments']:,}", str(c["timeouts"]), str(c["fast_retransmits"]))
+                      for c in raw["connections"]))
     if raw["udp_flows"]:
-        t = Table(title="UDP flows", title_justify="left", title_style="bold")
-        for col in ["name", "from", "to", "sent", "received", "lost", "kbit/s", "mean delay ms"]:
-            t.add_column(col, justify="left" if col in ("name", "from", "to") else "right")
-        for u in raw["udp_flows"]:
-            delay = "n/a" if u["mean_delay_s"] is None else f"{u['mean_delay_s'] * 1e3:.3f}"
-            t.add_row(u["name"], u["src"], u["dst"], f"{u['sent']:,}", f"{u['received']:,}", f"{u['lost']:,}",
-                      f"{u['throughput_bps'] / 1e3:.1f}", delay)
-        out.print(t)
+        _print_table("UDP flows", ["name", "from", "to", "sent", "received", "lost", "kbit/s", "mean delay ms"], 3,
+                     ((u["name"], u["src"], u["dst"], f"{u['sent']:,}", f"{u['received']:,}", f"{u['lost']:,}",
+                       f"{u['throughput_bps'] / 1e3:.1f}",
+                       "n/a" if u["mean_delay_s"] is None else f"{u['mean_delay_s'] * 1e3:.3f}")
+                      for u in raw["udp_flows"]))
     if raw.get("cell_sources"):
-        t = Table(title="Cell sources", title_justify="left", title_style="bold")
-        for col in ["name", "from", "to", "peak Mbit/s", "mean Mbit/s", "cells sent", "cells received", "Mbit/s"]:
-            t.add_column(col, justify="left" if col in ("name", "from", "to") else "right")
-        for c in raw["cell_sources"]:
-            t.add_row(c["name"], c["src"], c["dst"], _mbps(c["peak_bps"]), _mbps(c["mean_bps"]),
-                      f"{c['cells_sent']:,}", f"{c['cells_received']:,}", _mbps(c["throughput_bps"]))
-        out.print(t)
+        _print_table("Cell sources",
+                     ["name", "from", "to", "peak Mbit/s", "mean Mbit/s", "cells sent", "cells received", "Mbit/s"], 3,
+                     ((c["name"], c["src"], c["dst"], _mbps(c["peak_bps"]), _mbps(c["mean_bps"]),
+                       f"{c['cells_sent']:,}", f"{c['cells_received']:,}", _mbps(c["throughput_bps"]))
+                      for c in raw["cell_sources"]))
     if raw.get("abr"):
-        t = Table(title="ABR sources", title_justify="left", title_style="bold")
-        for col in ["VC direction", "host", "mean ACR Mbit/s", "final ACR Mbit/s", "data cells", "FRMs",
-                    "BRMs back", "cells waiting"]:
-            t.add_column(col, justify="left" if col in ("VC direction", "host") else "right")
-        for a in raw["abr"]:
-            t.add_row(a["name"], a["host"], _mbps(a["mean_acr_bps"]), _mbps(a["acr_bps"]), f"{a['data_cells']:,}",
-                      f"{a['frms_in_rate'] + a['frms_out_of_rate']:,}", f"{a['brms_received']:,}",
-                      f"{a['cells_waiting']:,}")
-        out.print(t)
+        _print_table("ABR sources", ["VC direction", "host", "mean ACR Mbit/s", "final ACR Mbit/s", "data cells",
+                                     "FRMs", "BRMs back", "cells waiting"], 2,
+                     ((a["name"], a["host"], _mbps(a["mean_acr_bps"]), _mbps(a["acr_bps"]), f"{a['data_cells']:,}",
+                       f"{a['frms_in_rate'] + a['frms_out_of_rate']:,}", f"{a['brms_received']:,}",
+                       f"{a['cells_waiting']:,}")
+                      for a in raw["abr"]))
     if raw.get("abr_ports"):
-        t = Table(title="ABR switch ports (last averaging interval)", title_justify="left", title_style="bold")
-        for col in ["port", "algorithm", "intervals", "load factor", "ABR capacity Mbit/s", "fair share Mbit/s",
-                    "VBR+CBR Mbit/s", "EFCI marked"]:
-            t.add_column(col, justify="left" if col in ("port", "algorithm") else "right")
         opt = lambda v, f: "n/a" if v is None else f(v)  # noqa: E731
-        for a in raw["abr_ports"]:
-            t.add_row(a["port"], a["algorithm"], f"{a['intervals']:,}", opt(a["load_factor"], lambda v: f"{v:.3f}"),
-                      opt(a["abr_capacity_bps"], _mbps), opt(a["fair_share_bps"], _mbps),
-                      opt(a["high_priority_bps"], _mbps), f"{a['efci_marked']:,}")
-        out.print(t)
+        _print_table("ABR switch ports (last averaging interval)",
+                     ["port", "algorithm", "intervals", "load factor", "ABR capacity Mbit/s", "fair share Mbit/s",
+                      "VBR+CBR Mbit/s", "EFCI marked"], 2,
+                     ((a["port"], a["algorithm"], f"{a['intervals']:,}", opt(a["load_factor"], lambda v: f"{v:.3f}"),
+                       opt(a["abr_capacity_bps"], _mbps), opt(a["fair_share_bps"], _mbps),
+                       opt(a["high_priority_bps"], _mbps), f"{a['efci_marked']:,}")
+                      for a in raw["abr_ports"]))
     if raw.get("upc"):
-        t = Table(title="Usage parameter control", title_justify="left", title_style="bold")
-        for col in ["VC", "at", "conformance", "cells", "tagged", "discarded"]:
-            t.add_column(col, justify="left" if col in ("VC", "at", "conformance") else "right")
-        for u in raw["upc"]:
-            t.add_row(u["vc"], u["at"], u["conformance"], f"{u['cells']:,}", f"{u['tagged']:,}",
-                      f"{u['discarded']:,}")
-        out.print(t)
+        _print_table("Usage parameter control", ["VC", "at", "conformance", "cells", "tagged", "discarded"], 3,
+                     ((u["vc"], u["at"], u["conformance"], f"{u['cells']:,}", f"{u['tagged']:,}",
+                       f"{u['discarded']:,}") for u in raw["upc"]))
     busy = [p for p in raw["ports"] if p["kind"] == "switch" and p["cells_in"] > 0]
     if busy:
-        t = Table(title="Switch ports", title_justify="left", title_style="bold")
-        for col in ["port", "cells in", "cells out", "dropped", "max queue", "mean queue", "utilization"]:
-            t.add_column(col, justify="left" if col == "port" else "right")
-        for p in busy:
-            t.add_row(p["name"], f"{p['cells_in']:,}", f"{p['cells_out']:,}", f"{p['dropped']:,}",
-                      f"{p['max_queue']:,}", f"{p['mean_queue']:.1f}", f"{p['utilization']:.1%}")
-        out.print(t)
+        _print_table("Switch ports", ["port", "cells in", "cells out", "dropped", "max queue", "mean queue",
+                                      "utilization"], 1,
+                     ((p["name"], f"{p['cells_in']:,}", f"{p['cells_out']:,}", f"{p['dropped']:,}",
+                       f"{p['max_queue']:,}", f"{p['mean_queue']:.1f}", f"{p['utilization']:.1%}") for p in busy))
 
+
+def _print_table(title: str, columns: list[str], left: int, rows: Iterable[Sequence[str]]) -> None:
+    """One table of the run summary: the first `left` columns (names)
+    aligned left, the numbers right."""
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i < left else "right")
+    for row in rows:
+        t.add_row(*row)
+    out.print(t)
 
 SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".join(bundled_names()) + ")"
 
