@@ -28,6 +28,7 @@ one satellite point, for 1-2 s (a smoke test).
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -214,10 +215,9 @@ STUDY = TcpAbr()
 
 # ------------------------------------------------------------------ claims
 
-def _cells_per_s(points: pd.DataFrame) -> float:
-    """The bottleneck's cell rate: 149.76 Mbit/s / 424 bits (the study's own
-    arithmetic, 367 cells/ms, is 155.52 Mbit/s; algorithms.md s1.9)."""
-    return 149.76e6 / 424
+# The bottleneck's cell rate: 149.76 Mbit/s / 424 bits (the study's own
+# arithmetic, 367 cells/ms, is 155.52 Mbit/s; algorithms.md s1.9).
+CELLS_PER_S = 149.76e6 / 424
 
 
 def _part(points: pd.DataFrame, config: str) -> pd.DataFrame:
@@ -240,13 +240,22 @@ def claims(points: pd.DataFrame) -> list[Claim]:
     points of the configurations it speaks of; a claim whose configurations
     were not run has no verdict."""
     out: list[Claim] = []
-    fd_10ms = 0.010 * _cells_per_s(points)  # one 10 ms feedback delay of cells
-    fd_550ms = 0.550 * _cells_per_s(points)
+    fd_10ms = 0.010 * CELLS_PER_S  # one 10 ms feedback delay of cells
+    fd_550ms = 0.550 * CELLS_PER_S
     own = "the study's own number or ordering"
 
     def claim(cid: str, statement: str, measure: str, threshold: str, value: Any, holds: bool | None,
               basis: str = own, note: str = "") -> None:
         out.append(Claim(cid, statement, measure, threshold, value, holds, basis, note))
+
+    def queue_claim(cid: str, statement: str, measure: str, part: pd.DataFrame, delay_cells: float,
+                    also: str = "", basis: str = own, note: str = "") -> None:
+        """The largest maximum bottleneck queue of `part` is at most three
+        feedback delays (`delay_cells`) of cells."""
+        ok = not part.empty
+        q = float(part["max_queue_cells"].max()) if ok else math.nan
+        claim(cid, statement, measure, "<= 3", f"{q / delay_cells:.2f} ({q:.0f} cells{also})" if ok else None,
+              q <= 3 * delay_cells if ok else None, basis, note)
 
     wan = _part(points, "WAN")
     ok = not wan.empty
@@ -272,13 +281,12 @@ def claims(points: pd.DataFrame) -> list[Claim]:
           "0 (the same video, strict priority)", f"largest |difference| {max(abs(b - a) for *_, a, b in same):.3g}"
           f" Mbit/s" if ok else None, all(a == b for *_, a, b in same) if ok else None)
 
-    ok = not wan.empty
-    q = float(wan["max_queue_cells"].max()) if ok else None
-    claim("C4", "WAN: the maximum queue is about three feedback delays (10 ms) worth of cells (s7.1)",
-          "WAN: the largest maximum bottleneck queue, in 10 ms feedback delays of cells at 149.76 Mbit/s",
-          "<= 3", f"{q / fd_10ms:.2f} ({q:.0f} cells)" if ok else None, q <= 3 * fd_10ms if ok else None,
-          note=f"one 10 ms feedback delay = {fd_10ms:.0f} cells (the study: 3670, at 155.52 Mbit/s)")
+    queue_claim("C4", "WAN: the maximum queue is about three feedback delays (10 ms) worth of cells (s7.1)",
+                "WAN: the largest maximum bottleneck queue, in 10 ms feedback delays of cells at 149.76 Mbit/s",
+                wan, fd_10ms, note=f"one 10 ms feedback delay = {fd_10ms:.0f} cells (the study: 3670, at 155.52 "
+                "Mbit/s)")
 
+    ok = not wan.empty
     rows = {r: float(g["max_queue_cells"].mean()) for r, g in wan.groupby("row")} if ok else {}
     ok = {1, 3} <= set(rows)
     claim("C5", "WAN: queues are larger when the per-source video mean is lower (s7.1)",
@@ -287,12 +295,9 @@ def claims(points: pd.DataFrame) -> list[Claim]:
           rows[1] > rows[3] if ok else None)
 
     sw = _part(points, "SAT+WAN")
-    ok = not sw.empty
-    q = float(sw["max_queue_cells"].max()) if ok else None
-    claim("C6", "SAT+WAN: maximum queues are small, about three feedback delays, irrespective of mean and variance; "
-          "the feedback delay, not the round trip, sets them (s7.3)",
-          "SAT+WAN: the largest maximum bottleneck queue, in 10 ms feedback delays of cells",
-          "<= 3", f"{q / fd_10ms:.2f} ({q:.0f} cells)" if ok else None, q <= 3 * fd_10ms if ok else None)
+    queue_claim("C6", "SAT+WAN: maximum queues are small, about three feedback delays, irrespective of mean and "
+                "variance; the feedback delay, not the round trip, sets them (s7.3)",
+                "SAT+WAN: the largest maximum bottleneck queue, in 10 ms feedback delays of cells", sw, fd_10ms)
 
     ok = not sw.empty and float(sw["efficiency_study"].min()) > 0
     low = float(sw["efficiency_study"].min()) if ok else None
@@ -311,13 +316,10 @@ def claims(points: pd.DataFrame) -> list[Claim]:
           "(SAT+WAN) (s7.4)", "mean relative drop of the efficiency from SAT+WAN to SAT+SAT, over rows and MSS",
           "0.10 to 0.15", f"{mean_drop:.3f}" if ok else None, 0.10 <= mean_drop <= 0.15 if ok else None)
 
-    ss = _part(points, "SAT+SAT")
-    ok = not ss.empty
-    q = float(ss["max_queue_cells"].max()) if ok else None
-    claim("C9", "SAT+SAT: queues are quite large but a small multiple of the feedback delay (550 ms) (s7.4)",
-          "SAT+SAT: the largest maximum bottleneck queue, in 550 ms feedback delays of cells",
-          "<= 3", f"{q / fd_550ms:.2f} ({q:.0f} cells)" if ok else None, q <= 3 * fd_550ms if ok else None,
-          note=f"one 550 ms feedback delay = {fd_550ms:.0f} cells (the study: 201850, at 155.52 Mbit/s)")
+    queue_claim("C9", "SAT+SAT: queues are quite large but a small multiple of the feedback delay (550 ms) (s7.4)",
+                "SAT+SAT: the largest maximum bottleneck queue, in 550 ms feedback delays of cells",
+                _part(points, "SAT+SAT"), fd_550ms,
+                note=f"one 550 ms feedback delay = {fd_550ms:.0f} cells (the study: 201850, at 155.52 Mbit/s)")
 
     ok = not points.empty
     lost = float(points["cells_lost"].max()) if ok else None
@@ -329,7 +331,7 @@ def claims(points: pd.DataFrame) -> list[Claim]:
     onoff = _part(points, ONOFF)
     ok = not onoff.empty and not wan.empty
     lrd, prior = (float(wan["max_queue_cells"].max()), float(onoff["max_queue_cells"].max())) if ok else (0, 0)
-    rtt = 0.030 * _cells_per_s(points)
+    rtt = 0.030 * CELLS_PER_S
     claim("C11", "The LRD video does not increase the queues substantially beyond the ON-OFF background's, nor "
           "beyond one round trip worth (30 ms) (s7.2)",
           "WAN: the largest maximum queue with the video, against the same with the ON-OFF source, and in round "
@@ -346,16 +348,13 @@ def claims(points: pd.DataFrame) -> list[Claim]:
           "atmlab's reading of 'around 90 %': at least 85 %")
 
     vsvd = _part(points, VSVD)
-    ok = not vsvd.empty
-    q = float(vsvd["max_queue_cells"].max()) if ok else None
-    held = float(vsvd["vs_sum_max_queues_cells"].max()) if ok else None
-    claim("C13", "Satellite switches that implement VS/VD isolate the downstream switches from the large queues "
-          "of the long feedback path (s7.4, s8)",
-          f"SAT+SAT with VS/VD at {VS_SWITCH}: the largest maximum queue of the port {BOTTLENECK}, in 10 ms feedback "
-          "delays of cells (the queues SAT+WAN's short loop keeps), and what the per-VC queues held instead",
-          "<= 3", f"{q / fd_10ms:.2f} ({q:.0f} cells; per-VC queues up to {held:.0f} cells in all)" if ok else None,
-          q <= 3 * fd_10ms if ok else None,
-          "a recommendation the study did not simulate: the threshold is C6's, the short loop's bound")
+    held = float(vsvd["vs_sum_max_queues_cells"].max()) if not vsvd.empty else math.nan
+    queue_claim("C13", "Satellite switches that implement VS/VD isolate the downstream switches from the large "
+                "queues of the long feedback path (s7.4, s8)",
+                f"SAT+SAT with VS/VD at {VS_SWITCH}: the largest maximum queue of the port {BOTTLENECK}, in 10 ms "
+                "feedback delays of cells (the queues SAT+WAN's short loop keeps), and what the per-VC queues held "
+                "instead", vsvd, fd_10ms, also=f"; per-VC queues up to {held:.0f} cells in all",
+                basis="a recommendation the study did not simulate: the threshold is C6's, the short loop's bound")
     return out
 
 
