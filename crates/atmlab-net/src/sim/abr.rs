@@ -218,18 +218,17 @@ impl Simulation {
         let now = self.now;
         let end = &mut self.abr_ends[e as usize];
         end.note_acr(now);
-        match end.next_slot_ps(now) {
-            Some(at) if end.has_data() || end.destination.brm_waiting() => {
-                let t = SimTime::from_ps(at.ceil().min(u64::MAX as f64) as u64);
-                if let Some((t, g)) = end.in_rate.set(Some(t)) {
+        // The next slot, rounded up to a whole picosecond (`as` saturates).
+        match end.next_slot_ps(now).map(|at| SimTime::from_ps(at.ceil() as u64)) {
+            Some(slot) if end.has_data() || end.destination.brm_waiting() => {
+                if let Some((t, g)) = end.in_rate.set(Some(slot)) {
                     self.queue.push(t, APP, Event::AbrSend(e, g));
                 }
             }
-            Some(at) => {
+            Some(slot) => {
                 // Nothing waits: only a trailing FRM (rule 3a(ii) once Trm has
                 // passed after at least Mrm cells, as YATS sends it) may be due.
-                let due =
-                    end.source.frm_due_at().map(|due| due.max(SimTime::from_ps(at.ceil().min(u64::MAX as f64) as u64)));
+                let due = end.source.frm_due_at().map(|due| due.max(slot));
                 if let Some((t, g)) = end.in_rate.set(due) {
                     self.queue.push(t, APP, Event::AbrSend(e, g));
                 }
