@@ -14,6 +14,7 @@
 //! | `CellSource(i)` | 1 | cell source `i` sends its next cell (or batch) |
 //! | `HostTx(h)`, `HostRx(h)` | 1 | host `h`'s sending or receiving CPU finishes a step |
 //! | `AbrSend(e, g)` | 1 | ABR end `e`'s next in-rate slot |
+//! | `AbrTrailing(e, g)` | 1 | ABR end `e`'s trailing FRM, if it is still idle |
 //! | `AbrOutOfRate(e, g)` | 1 | ABR end `e`'s next out-of-rate RM cell (ACR below TCR) |
 //! | `AbrInterval(p, g)` | 1 | port `p`'s ERICA averaging interval reaches its time bound |
 //! | `PortSlot(p)` | 2 | port `p` starts sending a cell |
@@ -92,6 +93,7 @@ enum Event {
     HostTx(HostId),
     HostRx(HostId),
     AbrSend(u32, u32),
+    AbrTrailing(u32, u32),
     AbrOutOfRate(u32, u32),
     AbrInterval(PortId, u32),
 }
@@ -424,6 +426,7 @@ impl Simulation {
                 Event::HostTx(h) => self.on_host_tx(h),
                 Event::HostRx(h) => self.on_host_rx(h),
                 Event::AbrSend(e, g) => self.on_abr_send(e, g),
+                Event::AbrTrailing(e, g) => self.on_abr_trailing(e, g),
                 Event::AbrOutOfRate(e, g) => self.on_abr_out_of_rate(e, g),
                 Event::AbrInterval(p, g) => self.on_abr_interval(p, g),
             }
