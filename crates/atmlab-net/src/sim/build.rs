@@ -9,7 +9,7 @@ use super::abr::{AbrControlConfig, AbrEnd, EndAt};
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
-use super::sources::{CellApp, CellSource, CellSourceStats, OnOff, Pattern, Piecewise};
+use super::sources::{CellApp, CellSource, CellSourceStats, OnOff, Pattern, Piecewise, SourceGroup};
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
 use crate::atm::{
@@ -265,6 +265,8 @@ pub struct NetworkBuilder {
     pub(super) conns: Vec<TcpConn>,
     pub(super) flows: Vec<UdpCbr>,
     pub(super) sources: Vec<CellSource>,
+    /// The events the cell sources share (made by `Simulation::plan`).
+    pub(super) source_groups: Vec<SourceGroup>,
     pub(super) cell_apps: Vec<CellApp>,
     pub(super) efficiency_capacity: EfficiencyCapacity,
     pub(super) efficiency_port: Option<PortId>,
@@ -309,6 +311,7 @@ impl NetworkBuilder {
             conns: Vec::new(),
             flows: Vec::new(),
             sources: Vec::new(),
+            source_groups: Vec::new(),
             cell_apps: Vec::new(),
             efficiency_capacity: EfficiencyCapacity::Link,
             efficiency_port: None,
@@ -920,7 +923,6 @@ impl NetworkBuilder {
             pattern,
             frame_cells,
             first: None, // when the run's end is known (Simulation::new)
-            batch: 1,
         });
     }
 

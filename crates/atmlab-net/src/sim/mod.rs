@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `LinkArrival(p)` | 0 | the head cell of port `p`'s link reaches the far end |
 //! | `TcpStart`, `TcpStop`, `TcpTimer`, `UdpSend` | 1 | applications and TCP timers |
-//! | `CellSource(i)` | 1 | cell source `i` sends its next cell (or batch) |
+//! | `CellSource(g)` | 1 | cell-source group `g` sends its next cell (or batch) |
 //! | `HostTx(h)`, `HostRx(h)` | 1 | host `h`'s sending or receiving CPU finishes a step |
 //! | `AbrSend(e, g)` | 1 | ABR end `e`'s next in-rate slot |
 //! | `AbrTrailing(e, g)` | 1 | ABR end `e`'s trailing FRM, if it is still idle |
@@ -67,6 +67,7 @@ use crate::pdu::PduTable;
 use crate::tcp::TcpSegment;
 use atmlab_engine::{BitRate, Duration, EventClass, EventQueue, SimTime};
 use rand::RngExt;
+use sources::SourceGroup;
 
 const ARRIVAL: EventClass = EventClass(0);
 const APP: EventClass = EventClass(1);
@@ -122,6 +123,8 @@ pub struct Simulation {
     conns: Vec<TcpConn>,
     flows: Vec<UdpCbr>,
     sources: Vec<CellSource>,
+    /// The cell sources by the events they share.
+    source_groups: Vec<SourceGroup>,
     cell_apps: Vec<CellApp>,
     /// The host ends of ABR VCs.
     abr_ends: Vec<abr::AbrEnd>,
@@ -192,6 +195,7 @@ impl Simulation {
             conns: b.conns,
             flows: b.flows,
             sources: b.sources,
+            source_groups: std::mem::take(&mut b.source_groups),
             cell_apps: b.cell_apps,
             abr_ends: b.abr_ends,
             abr_control: Vec::new(),
@@ -218,10 +222,15 @@ impl Simulation {
                 sim.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
             }
         }
-        for (i, src) in sim.sources.iter_mut().enumerate() {
+        for src in &mut sim.sources {
             src.first = src.pattern.first(sim.end);
-            if let Some(t) = src.first {
-                sim.queue.push(t, APP, Event::CellSource(i as u32));
+        }
+        for (g, group) in sim.source_groups.iter_mut().enumerate() {
+            for (m, &i) in group.members.iter().enumerate() {
+                group.next[m] = sim.sources[i as usize].first;
+            }
+            if let Some(t) = group.next.iter().flatten().min() {
+                sim.queue.push(*t, APP, Event::CellSource(g as u32));
             }
         }
         for i in 0..sim.probes.len() {
@@ -314,13 +323,29 @@ impl Simulation {
         for f in &b.flows {
             senders[f.src.host.idx()] += 1;
         }
-        for s in &b.sources {
+        let mut sources_on = vec![Vec::new(); b.hosts.len()];
+        for (i, s) in b.sources.iter().enumerate() {
             senders[s.src.host.idx()] += 1;
+            sources_on[s.src.host.idx()].push(i as u32);
         }
-        for s in &mut b.sources {
-            let adapter = b.hosts[s.src.host.idx()].port.expect("a source's host has a link");
-            let alone = senders[s.src.host.idx()] == 1 && !probed.contains(&adapter.idx());
-            s.batch = if elide && alone { 64 } else { 1 };
+        // The sources of a host are one group, merged ahead of time, if
+        // they are its only senders and nobody samples its adapter; else
+        // each source goes alone, a cell per event.
+        b.source_groups.clear();
+        for (h, members) in sources_on.into_iter().enumerate() {
+            let adapter = b.hosts[h].port.map(|p| p.idx());
+            let alone = members.len() == senders[h] as usize && !adapter.is_some_and(|a| probed.contains(&a));
+            if members.is_empty() {
+                continue;
+            }
+            if elide && alone {
+                let next = vec![None; members.len()];
+                b.source_groups.push(SourceGroup { members, next, batch: 64 });
+            } else {
+                for m in members {
+                    b.source_groups.push(SourceGroup { members: vec![m], next: vec![None], batch: 1 });
+                }
+            }
         }
         for (i, port) in b.ports.iter_mut().enumerate() {
             port.set_to_host(elide && matches!(b.port_peer[i], NodeRef::Host(_)));

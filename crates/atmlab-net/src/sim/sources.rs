@@ -51,9 +51,39 @@ pub struct CellSource {
     pub frame_cells: Option<u32>,
     /// When its first cell is due (`None`: it never sends).
     pub first: Option<SimTime>,
-    /// Cells handed to the adapter per event (1 unless the source is the
-    /// only sender on its host; see `Simulation::plan`).
-    pub(crate) batch: u32,
+}
+
+/// Cell sources that share one event: the sources of a host whose adapter
+/// carries their cells alone (and nobody samples it) hand it their cells
+/// ahead of time, merged in time order, `batch` cells per event; any other
+/// source is a group of its own with a batch of one (see
+/// `Simulation::plan`). Merging matters where many sources share a host:
+/// the nine video streams of 97-0177R2 cost one event per cell before.
+#[derive(Clone, Debug)]
+pub(crate) struct SourceGroup {
+    /// The sources (indices into the cell sources), in increasing order.
+    pub members: Vec<u32>,
+    /// When each member's next cell is due (`None`: it has no more).
+    pub next: Vec<Option<SimTime>>,
+    /// Cells handed to the adapter per event.
+    pub batch: u32,
+}
+
+impl SourceGroup {
+    /// The member whose cell is due first (the lowest index at equal
+    /// times), and when.
+    #[inline]
+    fn earliest(&self) -> Option<(usize, SimTime)> {
+        let mut best: Option<(usize, SimTime)> = None;
+        for (m, t) in self.next.iter().enumerate() {
+            if let Some(t) = *t
+                && best.is_none_or(|(_, b)| t < b)
+            {
+                best = Some((m, t));
+            }
+        }
+        best
+    }
 }
 
 /// Counters of a cell source.
@@ -313,34 +343,33 @@ impl Piecewise {
 }
 
 impl Simulation {
-    /// A cell source's cell is due now: hand it to the adapter, and with it
-    /// the next `batch - 1` cells at their own (later) times when the source
-    /// is the only sender on its host (its pipelined adapter then sees only
-    /// these cells, in order, so taking them early changes nothing).
-    pub(super) fn on_cell_source(&mut self, i: u32) {
-        let src = &self.sources[i as usize];
-        let (from, batch) = (src.src, src.batch);
-        let host = &self.hosts[from.host.idx()];
-        let port = host.port.expect("a host with a VC has a link");
-        let vc = &host.vcs[from.vc as usize];
-        let cell = Cell { label: vc.label, pdu: PduId::NONE, pti: Pti::DATA, clp: false, slot: vc.slot };
-        let mut due = self.now;
-        for k in 1..=batch {
-            let src = &mut self.sources[i as usize];
+    /// Group `g`'s first cell is due now: hand it to the adapter, and with
+    /// it the group's next `batch - 1` cells at their own (later) times
+    /// when the group owns its host's adapter (which then sees only these
+    /// cells, in order, so taking them early changes nothing).
+    pub(super) fn on_cell_source(&mut self, g: u32) {
+        let batch = self.source_groups[g as usize].batch;
+        let mut sent = 0;
+        while let Some((m, due)) = self.source_groups[g as usize].earliest() {
+            if sent == batch || (sent > 0 && due >= self.end) {
+                self.queue.push(due, APP, Event::CellSource(g));
+                return;
+            }
+            sent += 1;
+            let i = self.source_groups[g as usize].members[m] as usize;
+            let src = &mut self.sources[i];
             src.stats.sent += 1;
             let ends_frame = src.frame_cells.is_some_and(|n| src.stats.sent % u64::from(n) == 0);
+            let from = src.src;
+            let host = &self.hosts[from.host.idx()];
+            let port = host.port.expect("a host with a VC has a link");
+            let vc = &host.vcs[from.vc as usize];
+            let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
+            let cell = Cell { label: vc.label, pdu: PduId::NONE, pti, clp: false, slot: vc.slot };
             self.counts.cells_created += 1;
             self.counts.raw_created += 1;
-            let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
-            self.offer_at(port, due, Cell { pti, ..cell });
-            match self.sources[i as usize].pattern.next_cell() {
-                Some(t) if t < self.end && k < batch => due = t,
-                Some(t) => {
-                    self.queue.push(t, APP, Event::CellSource(i));
-                    break;
-                }
-                None => break,
-            }
+            self.offer_at(port, due, cell);
+            self.source_groups[g as usize].next[m] = self.sources[i].pattern.next_cell();
         }
     }
 }

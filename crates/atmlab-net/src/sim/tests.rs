@@ -782,3 +782,46 @@ fn test_periodic_loss_with_a_random_phase_starts_anywhere_in_its_cycle() {
     assert!((5..=18).contains(&hits), "{random:?}");
     assert_eq!(random, (1..=20).map(|seed| lost(LossModel::PeriodicRandomPhase(500), seed)).collect::<Vec<_>>());
 }
+
+/// Four ON/OFF sources on one host, two on each of two VCs, into a switch
+/// port shaped below their sum with a small buffer: with elision the host's
+/// sources are one group that hands its adapter their cells ahead of time,
+/// merged in time order, 64 per event.
+fn four_sources_on_one_host(elide: bool) -> RunResult {
+    let mut b = NetworkBuilder::new(RngStreams::new(5, 0));
+    b.set_event_elision(elide);
+    let sw = NodeRef::Switch(b.add_switch("sw"));
+    let h = NodeRef::Host(b.add_host("h", 9180, Encapsulation::LlcSnap));
+    let z = NodeRef::Host(b.add_host("z", 9180, Encapsulation::LlcSnap));
+    let (out, _) =
+        b.add_link(sw, z, oc3(), Duration::from_us(5), switch_port(200), PortConfig::host_adapter()).unwrap();
+    b.shape_port(out, BitRate::from_bps(60_000_000).unwrap()).unwrap();
+    b.add_link(h, sw, oc3(), Duration::from_us(5), PortConfig::host_adapter(), switch_port(200)).unwrap();
+    let vcs = [
+        b.add_simplex_vc(&[h, sw, z], ServiceCategory::Ubr, None).unwrap(),
+        b.add_simplex_vc(&[h, sw, z], ServiceCategory::Ubr, None).unwrap(),
+    ];
+    for (i, (mbps, on_us, off_us)) in
+        [(40, 700, 300), (25, 1300, 900), (30, 450, 450), (17, 3000, 1000)].into_iter().enumerate()
+    {
+        let peak = BitRate::from_bps(mbps * 1_000_000).unwrap();
+        let on = OnOffParams {
+            peak,
+            on: Duration::from_us(on_us),
+            off: Duration::from_us(off_us),
+            start: SimTime::from_ps(i as u64 * 1_234_567),
+        };
+        b.add_onoff(&format!("s{i}"), &vcs[i % 2], on).unwrap();
+    }
+    b.build(RunMeta::default(), Duration::from_ms(200)).run().unwrap()
+}
+
+#[test]
+fn test_sources_sharing_a_host_merged_ahead_of_time_match_the_reference() {
+    let (mut a, mut b) = (four_sources_on_one_host(true), four_sources_on_one_host(false));
+    assert!(a.events * 3 < b.events, "{} vs {}", a.events, b.events);
+    assert!(a.switch_cells_dropped > 1000, "the shaped port drops: {}", a.switch_cells_dropped);
+    assert!(a.cell_sources.iter().all(|s| s.cells_sent > 1000));
+    (a.events, b.events) = (0, 0);
+    assert_eq!(a, b);
+}
