@@ -368,7 +368,7 @@ impl<'a> Ctx<'a> {
                 let model = loss_model(&format!("links[{i}].loss"), loss)?;
                 let dir = loss.direction.unwrap_or(LossDirection::Both);
                 if dir != LossDirection::Backward {
-                    self.b.set_link_loss(fwd, model);
+                    self.b.set_link_loss(fwd, model.clone());
                 }
                 if dir != LossDirection::Forward {
                     self.b.set_link_loss(bwd, model);
@@ -835,6 +835,9 @@ impl<'a> Ctx<'a> {
 }
 
 fn loss_model(path: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
+    if l.kind != LossKind::Frames && l.frames.is_some() {
+        return Err(err(format!("{path}.frames"), "is a key of kind = \"frames\" loss only"));
+    }
     match l.kind {
         LossKind::Bernoulli => {
             if l.one_in.is_some() || l.phase.is_some() {
@@ -859,6 +862,33 @@ fn loss_model(path: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
                 Some(_) => Err(err(format!("{path}.one_in"), "must be at least 1")),
                 None => Err(err(format!("{path}.one_in"), "periodic loss needs one_in")),
             }
+        }
+        LossKind::Frames => {
+            for (key, given) in [("clr", l.clr.is_some()), ("one_in", l.one_in.is_some()), ("phase", l.phase.is_some())]
+            {
+                if given {
+                    return Err(err(format!("{path}.{key}"), "is not a key of frames loss (use frames)"));
+                }
+            }
+            let frames = l.frames.as_ref().ok_or_else(|| {
+                err(format!("{path}.frames"), "frames loss needs frames, a list of frame numbers (from 1)")
+            })?;
+            if frames.is_empty() {
+                return Err(err(format!("{path}.frames"), "is empty: list the frame numbers to lose (from 1)"));
+            }
+            for (j, &n) in frames.iter().enumerate() {
+                if n == 0 {
+                    return Err(err(format!("{path}.frames[{j}]"), "frame numbers count from 1"));
+                }
+                if j > 0 && n <= frames[j - 1] {
+                    let prev = frames[j - 1];
+                    return Err(err(
+                        format!("{path}.frames[{j}]"),
+                        format!("{n} follows {prev}: frame numbers must be strictly increasing"),
+                    ));
+                }
+            }
+            Ok(LossModel::Frames(frames.clone()))
         }
     }
 }
@@ -1160,13 +1190,13 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if dupack == 0 {
         return Err(err(key("dupack_threshold"), "must be at least 1"));
     }
-    // Each estimator's own defaults (docs/models/tcp.md): 4.4BSD-Lite's
+    // Each estimator's own defaults (docs/models/tcp.md): 4.4BSD-Lite's (and 4.3BSD-Tahoe's)
     // first RTO is 2 x TCPTV_SRTTDFLT = 6 s; RFC 6298's is 1 s, and 1 s its
     // lower bound (s2.1, s2.4).
     let algorithm = pick!(rto_algorithm).unwrap_or(d.rto.algorithm);
     let (initial, min) = match algorithm {
         RtoAlgorithm::Ns2 => (d.rto.initial_rto, d.rto.min_rto),
-        RtoAlgorithm::Bsd44Lite => (Duration::from_secs(6), Duration::ZERO),
+        RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => (Duration::from_secs(6), Duration::ZERO),
         RtoAlgorithm::Rfc6298 => (Duration::from_secs(1), Duration::from_secs(1)),
     };
     let rto = RtoConfig {

@@ -635,8 +635,8 @@ pub struct LinkSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LossSpec {
-    /// `bernoulli` (each cell lost with probability `clr`) or `periodic`
-    /// (one cell in `one_in`).
+    /// `bernoulli` (each cell lost with probability `clr`), `periodic`
+    /// (one cell in `one_in`) or `frames` (the AAL5 frames listed).
     pub kind: LossKind,
     /// bernoulli: the cell loss ratio, 0..1.
     #[serde(default)]
@@ -648,6 +648,10 @@ pub struct LossSpec {
     /// or `random` (the counter starts anywhere in its cycle).
     #[serde(default)]
     pub phase: Option<LossPhase>,
+    /// frames: the numbers (from 1, ascending) of the frames to lose, in
+    /// the order frames start on the link direction.
+    #[serde(default)]
+    pub frames: Option<Vec<u64>>,
     /// `both` (default), `forward` (between[0] -> between[1]) or `backward`.
     #[serde(default)]
     pub direction: Option<LossDirection>,
@@ -671,6 +675,8 @@ pub enum LossKind {
     Bernoulli,
     /// Deterministic: one cell in N.
     Periodic,
+    /// Deterministic: every cell of the chosen AAL5 frames.
+    Frames,
 }
 
 /// Which direction of a link loses cells.

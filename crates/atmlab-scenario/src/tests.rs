@@ -381,3 +381,72 @@ fn test_a_source_stopped_from_the_start_sends_its_first_out_of_rate_frm_when_it_
     let fwd = &r.abr[0];
     assert!(fwd.frms_out_of_rate > 0, "{fwd:?}");
 }
+
+/// MINIMAL with `loss` on the link sw -> b.
+fn with_receiver_link_loss(loss: &str) -> String {
+    let text = MINIMAL.replace("delay = \"5 us\"\n[[vcs]]", &format!("delay = \"5 us\"\nloss = {loss}\n[[vcs]]"));
+    assert_ne!(text, MINIMAL);
+    text
+}
+
+#[test]
+fn test_frames_loss_loses_exactly_the_chosen_frames() {
+    // TCP: frame 1 on sw -> b is the SYN, frame 12 the 11th data segment;
+    // it is lost whole (192 cells of a 9140-byte segment) and
+    // retransmitted once; the ACKs (backward) lose nothing.
+    let text = with_receiver_link_loss("{ kind = \"frames\", frames = [12], direction = \"forward\" }");
+    let r = parse_toml(&text).unwrap().build(1, 0).unwrap().run().unwrap();
+    let port = |name: &str| r.ports.iter().find(|p| p.name == name).unwrap();
+    assert_eq!(port("sw->b").lost_on_link, 192);
+    assert_eq!(port("b->sw").lost_on_link, 0);
+    assert_eq!(r.link_cells_lost, 192);
+    let c = &r.connections[0];
+    assert_eq!((c.retransmitted_segments, c.fast_retransmits, c.timeouts), (1, 1, 0));
+    // UDP: datagrams 3 and 7 of 20 are lost, the other 18 delivered.
+    let udp = MINIMAL.replace(
+        "kind = \"tcp_bulk\"\nname = \"ftp\"\nvc = \"v\"",
+        "kind = \"udp_cbr\"\nname = \"cbr\"\nvc = \"v\"\npayload = \"1000 bytes\"\ninterval = \"100 us\"\ncount = 20",
+    );
+    let udp = udp.replace(
+        "delay = \"5 us\"\n[[vcs]]",
+        "delay = \"5 us\"\nloss = { kind = \"frames\", frames = [3, 7] }\n[[vcs]]",
+    );
+    let r = parse_toml(&udp).unwrap().build(1, 0).unwrap().run().unwrap();
+    let f = &r.udp_flows[0];
+    assert_eq!((f.sent, f.received, f.lost), (20, 18, 2));
+    assert_eq!(r.link_cells_lost, 2 * 22, "1000 + 8 + 20 + 8 bytes + trailer: 22 cells each");
+}
+
+#[test]
+fn test_frames_loss_errors_name_their_keys() {
+    let path_of = |loss: &str| {
+        let e = error_of(&with_receiver_link_loss(loss));
+        assert!(!e.message.is_empty());
+        (e.path, e.message)
+    };
+    let (p, m) = path_of("{ kind = \"frames\", frames = 3 }");
+    assert_eq!(p, "links[1].loss.frames", "not a list: {m}");
+    let (p, m) = path_of("{ kind = \"frames\", frames = [2, -1] }");
+    assert!(p.starts_with("links[1].loss.frames"), "negative: {p}: {m}");
+    let (p, m) = path_of("{ kind = \"frames\", frames = [\"2\"] }");
+    assert!(p.starts_with("links[1].loss.frames"), "not an integer: {p}: {m}");
+    let (p, m) = path_of("{ kind = \"frames\", frames = [0, 4] }");
+    assert_eq!((p.as_str(), m.as_str()), ("links[1].loss.frames[0]", "frame numbers count from 1"));
+    let (p, m) = path_of("{ kind = \"frames\", frames = [4, 3] }");
+    assert_eq!(p, "links[1].loss.frames[1]");
+    assert!(m.contains("strictly increasing"), "{m}");
+    let (p, _) = path_of("{ kind = \"frames\", frames = [4, 4] }");
+    assert_eq!(p, "links[1].loss.frames[1]", "duplicate");
+    let (p, m) = path_of("{ kind = \"frames\", frames = [] }");
+    assert_eq!(p, "links[1].loss.frames", "{m}");
+    let (p, m) = path_of("{ kind = \"frames\" }");
+    assert_eq!(p, "links[1].loss.frames", "{m}");
+    let (p, _) = path_of("{ kind = \"frames\", frame = [3] }");
+    assert_eq!(p, "links[1].loss.frame", "unknown key");
+    let (p, _) = path_of("{ kind = \"frames\", frames = [3], one_in = 5 }");
+    assert_eq!(p, "links[1].loss.one_in");
+    let (p, _) = path_of("{ kind = \"periodic\", one_in = 5, frames = [3] }");
+    assert_eq!(p, "links[1].loss.frames");
+    let (p, _) = path_of("{ kind = \"frame\", frames = [3] }");
+    assert_eq!(p, "links[1].loss.kind");
+}

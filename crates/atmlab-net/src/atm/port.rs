@@ -39,7 +39,7 @@
 //! by [`Port::finalize`] once all VCs are known.
 
 use super::category::ServiceCategory;
-use super::cell::{CELL_SIZE, Cell, VcLabel};
+use super::cell::{CELL_SIZE, Carries, Cell, VcLabel};
 use super::drop_policy::{AdmissionRule, AdmitContext, DropPolicy, OverflowAction, Verdict};
 use super::sched::{RoundRobin, Scheduler, SchedulerKind};
 use crate::ids::{HostId, PortId};
@@ -138,6 +138,94 @@ pub enum LinkLoss {
         /// Cells seen so far.
         seen: u64,
     },
+    /// Chosen AAL5 frames are lost, every cell of each (see [`FrameLoss`]).
+    Frames(Box<FrameLoss>),
+}
+
+impl LinkLoss {
+    /// Loses the AAL5 frames numbered `frames` (from 1) on the link
+    /// direction (see [`FrameLoss`]).
+    pub fn frames(frames: Vec<u64>) -> LinkLoss {
+        LinkLoss::Frames(Box::new(FrameLoss::new(frames)))
+    }
+
+    /// Shows the loss model the cell the port sends now, before
+    /// [`Port::loses_cell`] asks about it. Only a [`FrameLoss`] looks at
+    /// cells (the others count them); for them this is one compare.
+    #[inline(always)]
+    fn see(&mut self, cell: &Cell) {
+        if let LinkLoss::Frames(f) = self {
+            f.see(cell);
+        }
+    }
+}
+
+/// Deterministic loss of chosen frames (`loss = { kind = "frames" }`): the
+/// link direction numbers the AAL5 frames that start on it 1, 2, 3, ... in
+/// the order their first cells are sent (retransmissions are new frames, the
+/// frames of all VCs share one count) and loses every cell of the frames
+/// listed. RM cells and cells of cell sources (which carry no PDU) are
+/// neither counted nor lost. A frame counts where its first cell crosses
+/// the link: a frame cut short upstream still counts. This is ns-3's
+/// `ReceiveListErrorModel` for a link that carries one packet per frame.
+#[derive(Clone, Debug)]
+pub struct FrameLoss {
+    /// The frame numbers to lose, ascending.
+    frames: Vec<u64>,
+    /// Index in `frames` of the next one to lose.
+    next: usize,
+    /// Frames started so far.
+    started: u64,
+    /// Per VC slot at the port: `None` between frames, else whether the
+    /// frame being sent is lost.
+    in_frame: Vec<Option<bool>>,
+    /// Whether the cell seen last is lost.
+    lose: bool,
+}
+
+impl FrameLoss {
+    /// Loses the frames numbered `frames` (from 1; sorted and deduplicated
+    /// here).
+    pub fn new(mut frames: Vec<u64>) -> FrameLoss {
+        frames.sort_unstable();
+        frames.dedup();
+        FrameLoss { frames, next: 0, started: 0, in_frame: Vec::new(), lose: false }
+    }
+
+    /// Frames started on the link so far.
+    pub fn frames_started(&self) -> u64 {
+        self.started
+    }
+
+    /// Decides the fate of `cell`, the next cell put on the link.
+    pub fn see(&mut self, cell: &Cell) {
+        if !matches!(cell.carries(), Carries::Frame(_)) {
+            self.lose = false;
+            return;
+        }
+        let slot = cell.slot as usize;
+        if slot >= self.in_frame.len() {
+            self.in_frame.resize(slot + 1, None);
+        }
+        let lose = match self.in_frame[slot] {
+            Some(lose) => lose,
+            None => {
+                self.started += 1;
+                let lose = self.frames.get(self.next) == Some(&self.started);
+                if lose {
+                    self.next += 1;
+                }
+                lose
+            }
+        };
+        self.in_frame[slot] = (!cell.is_end_of_frame()).then_some(lose);
+        self.lose = lose;
+    }
+
+    /// Whether the cell seen last is lost.
+    pub fn loses(&self) -> bool {
+        self.lose
+    }
 }
 
 /// Why a cell was not queued.
@@ -650,6 +738,7 @@ impl Port {
         let queued = (self.tail.slot() - self.head.slot()) as u32;
         self.max_queued = self.max_queued.max(queued);
         self.wait_area += u128::from(start.saturating_since(now).as_ps());
+        self.loss.see(&cell);
         // A slot past 2^64 ps (a huge queue on a very slow link) is "never".
         Offer::Departs { arrival: start.saturating_add(self.cell_time).saturating_add(self.delay), cell }
     }
@@ -678,6 +767,7 @@ impl Port {
         }
         self.stats.cells_out += 1;
         self.last_tx = now;
+        self.loss.see(&cell);
 
         let arrival = now.saturating_add(self.cell_time).saturating_add(self.delay);
         self.tail.advance();
@@ -708,6 +798,7 @@ impl Port {
                 *seen += 1;
                 *seen % *one_in == 0
             }
+            LinkLoss::Frames(f) => f.loses(),
         };
         if lost {
             self.stats.lost_on_link += 1;
@@ -871,3 +962,89 @@ pub struct Transmission {
 #[cfg(test)]
 #[path = "port_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod frame_loss_tests {
+    use super::*;
+    use crate::atm::Pti;
+    use crate::pdu::{PduId, PduTable};
+
+    /// A FIFO port with two UBR VCs (slots 0 and 1), slotted or pipelined,
+    /// losing frames `lose`.
+    fn port(pipelined: bool, lose: &[u64]) -> Port {
+        let cfg = PortConfig { buffer: Some(1000), ..PortConfig::host_adapter() };
+        let mut p = Port::new("a->b".into(), BitRate::from_bps(155_520_000).unwrap(), Duration::from_us(5), cfg);
+        let next = NextHop::Host { host: HostId(0), vc: 0 };
+        p.add_vc(PortVc::new(ServiceCategory::Ubr, next));
+        p.add_vc(PortVc::new(ServiceCategory::Ubr, next));
+        p.finalize(pipelined);
+        assert_eq!(p.mode() == PortMode::Pipelined, pipelined);
+        p.set_loss(LinkLoss::frames(lose.to_vec()));
+        p
+    }
+
+    fn cell(slot: u16, pdu: PduId, pti: Pti) -> Cell {
+        Cell { label: VcLabel::new(0, 32 + slot), pdu, pti, clp: false, slot }
+    }
+
+    /// Sends `cells` in order; returns which the link lost.
+    fn send(p: &mut Port, cells: &[Cell]) -> Vec<bool> {
+        let mut now = SimTime::ZERO;
+        cells
+            .iter()
+            .map(|&c| {
+                now = now.saturating_add(Duration::from_us(3));
+                match p.offer(now, c) {
+                    Offer::Departs { .. } => {}
+                    Offer::Queued { wake } => {
+                        let t = p.transmit(wake.expect("an idle port wakes"));
+                        assert_eq!(t.cell, c);
+                        now = t.arrival;
+                    }
+                    Offer::Dropped(r) => panic!("dropped: {r:?}"),
+                }
+                p.loses_cell()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn test_frames_loss_loses_every_cell_of_the_chosen_frames_only() {
+        let mut pdus = PduTable::<()>::new();
+        let mut id = || pdus.insert((), 1, SimTime::ZERO).unwrap();
+        let (a, b, c, d) = (id(), id(), id(), id());
+        let (data, eof) = (Pti::DATA, Pti::DATA_EOF);
+        // Frames start in the order a (VC 0), b (VC 1), c (VC 0), d (VC 1);
+        // a and b interleave; an RM cell and a cell source's cell between
+        // frames are not frames.
+        let cells = [
+            cell(0, a, data),
+            cell(1, b, data),
+            cell(0, a, data),
+            cell(1, b, eof),
+            cell(0, a, eof),
+            cell(1, PduId::NONE, data),
+            cell(0, c, data),
+            cell(1, b, Pti::RM),
+            cell(0, c, eof),
+            cell(1, d, eof),
+        ];
+        for pipelined in [false, true] {
+            let mut p = port(pipelined, &[2, 4]);
+            let lost = send(&mut p, &cells);
+            let expect = [false, true, false, true, false, false, false, false, false, true];
+            assert_eq!(lost, expect, "frames 2 (b) and 4 (d), every cell; pipelined {pipelined}");
+            assert_eq!(p.stats.lost_on_link, 3);
+            let LinkLoss::Frames(f) = &p.loss else { panic!("frames loss") };
+            assert_eq!(f.frames_started(), 4);
+
+            // Frames 1 and 3 instead: a's three cells and c's two.
+            let mut p = port(pipelined, &[1, 3]);
+            let lost = send(&mut p, &cells);
+            let expect = [true, false, true, false, true, false, true, false, true, false];
+            assert_eq!(lost, expect, "pipelined {pipelined}");
+        }
+        // No loss listed beyond the frames sent: nothing lost.
+        assert!(send(&mut port(false, &[5]), &cells).iter().all(|l| !l));
+    }
+}

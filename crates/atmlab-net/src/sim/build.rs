@@ -45,7 +45,7 @@ pub enum SlotPhase {
 }
 
 /// A link's cell loss, as a scenario states it.
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug)]
 pub enum LossModel {
     /// Each cell lost with this probability (0..=1).
     Bernoulli(f64),
@@ -55,6 +55,10 @@ pub enum LossModel {
     /// One cell in this many lost, the counter starting at a uniform random
     /// point of its cycle (the same stream as Bernoulli loss).
     PeriodicRandomPhase(u64),
+    /// Every cell of the AAL5 frames with these numbers lost: the frames
+    /// that start on the link direction are numbered from 1, retransmissions
+    /// included (ns-3's `ReceiveListErrorModel`).
+    Frames(Vec<u64>),
 }
 
 /// A host or a switch.
@@ -495,7 +499,7 @@ impl NetworkBuilder {
 
     /// Makes the link driven by `port` lose cells: with probability `p` each
     /// (`Bernoulli`, from the stream `link:<from>-><to>:loss`), or one in
-    /// `n` (`Periodic`).
+    /// `n` (`Periodic`), or chosen frames (`Frames`).
     pub fn set_link_loss(&mut self, port: PortId, loss: LossModel) {
         let p = &mut self.ports[port.idx()];
         let model = match loss {
@@ -508,6 +512,7 @@ impl NetworkBuilder {
                 let seen = self.rng.stream(&format!("link:{}:loss", p.name)).random_range(0..one_in);
                 LinkLoss::Periodic { one_in, seen }
             }
+            LossModel::Frames(frames) => LinkLoss::frames(frames),
         };
         p.set_loss(model);
     }
