@@ -287,9 +287,9 @@ pub struct TcpSpec {
     pub initial_ssthresh: Option<Bytes>,
     /// Timer granularity (default 100 ms).
     pub timer_tick: Option<Time>,
-    /// The RTO estimator: `ns2` (default), `bsd44_lite` or `rfc6298`.
+    /// The RTO estimator: `ns2` (default), `bsd44_lite`, `bsd43_tahoe` or `rfc6298`.
     pub rto_algorithm: Option<RtoAlgorithm>,
-    /// RTO before the first RTT sample (default 3 s; `bsd44_lite` 6 s,
+    /// RTO before the first RTT sample (default 3 s; `bsd44_lite` and `bsd43_tahoe` 6 s,
     /// `rfc6298` 1 s).
     pub initial_rto: Option<Time>,
     /// Lower bound of the RTO (default 0: two ticks apply; `rfc6298` 1 s).

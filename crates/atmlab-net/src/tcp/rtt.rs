@@ -1,4 +1,4 @@
-//! Round-trip time estimation and the retransmission timeout, in three
+//! Round-trip time estimation and the retransmission timeout, in four
 //! models, each exact to its source ([`RtoAlgorithm`]; docs/models/tcp.md):
 //!
 //! * **ns-2** (default): the integer algorithm of 4.3/4.4BSD as ns-2's
@@ -7,6 +7,12 @@
 //! * **4.4BSD-Lite**: `tcp_xmit_timer` (tcp_input.c 8.5), `TCP_REXMTVAL`
 //!   (tcp_var.h), the REXMT case of `tcp_timers` and the initial values of
 //!   `tcp_newtcpcb`;
+//! * **4.3BSD-Tahoe**: the same `tcp_xmit_timer` arithmetic, but the RTO is
+//!   srtt + 2 rttvar, `((t_srtt >> 2) + t_rttvar) >> 1` (tcp_input.c and
+//!   tcp_timer.c 7.x of 1987-88, CSRG SCCS deltas "redo retransmit
+//!   calculations as srtt + 2*smoothed variance (from Van Jacobson)"), and a
+//!   long backoff folds `t_srtt >> 2` into `t_rttvar`; the Berkeley code of
+//!   SunOS 4.x's era;
 //! * **RFC 6298**: SRTT and RTTVAR in continuous time, RTO = SRTT +
 //!   max(G, 4 RTTVAR), at least 1 s, 1 s before the first sample.
 //!
@@ -58,6 +64,9 @@ pub enum RtoAlgorithm {
     /// which the first sample keeps.
     #[serde(rename = "bsd44_lite")]
     Bsd44Lite,
+    /// 4.3BSD-Tahoe: as 4.4BSD-Lite, but RTO = srtt + 2 rttvar.
+    #[serde(rename = "bsd43_tahoe")]
+    Bsd43Tahoe,
     /// RFC 6298 in continuous time, `G` = the tick.
     #[serde(rename = "rfc6298")]
     Rfc6298,
@@ -99,7 +108,10 @@ impl RttEstimator {
         // 4.4BSD-Lite's tcp_newtcpcb: t_rttvar = tcp_rttdflt * PR_SLOWHZ << 2,
         // with initial_rto = 2 x tcp_rttdflt: 2 x initial_rto in ticks.
         let rttvar = match cfg.algorithm {
-            RtoAlgorithm::Bsd44Lite => 2 * (cfg.initial_rto.as_ps() / cfg.tick.as_ps()) as i64,
+            // (4.3BSD-Tahoe's tcp_newtcpcb sets the same t_rttvar.)
+            RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => {
+                2 * (cfg.initial_rto.as_ps() / cfg.tick.as_ps()) as i64
+            }
             RtoAlgorithm::Ns2 | RtoAlgorithm::Rfc6298 => 0,
         };
         RttEstimator {
@@ -121,7 +133,7 @@ impl RttEstimator {
         let crossed = ((u128::from(rtt.as_ps()) + u128::from(phase)) / u128::from(tick)) as i64;
         match self.cfg.algorithm {
             RtoAlgorithm::Ns2 => self.sample_ticks(crossed.max(1)),
-            RtoAlgorithm::Bsd44Lite => self.sample_t_rtt(crossed + 1),
+            RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => self.sample_t_rtt(crossed + 1),
             RtoAlgorithm::Rfc6298 => self.sample_seconds(rtt.as_secs_f64()),
         }
     }
@@ -180,7 +192,11 @@ impl RttEstimator {
 
     /// srtt + 4 rttvar in ticks: ns-2's `((t_rttvar_ << (rttvar_exp_ + 1)) +
     /// t_srtt_) >> 3`, which is BSD's `TCP_REXMTVAL` `(t_srtt >> 3) + t_rttvar`.
+    /// 4.3BSD-Tahoe: srtt + 2 rttvar, `((t_srtt >> 2) + t_rttvar) >> 1`.
     fn rexmtval(&self) -> i64 {
+        if self.cfg.algorithm == RtoAlgorithm::Bsd43Tahoe {
+            return ((self.srtt >> 2) + self.rttvar) >> 1;
+        }
         ((self.rttvar << (RTTVAR_EXP + SRTT_SHIFT - RTTVAR_SHIFT)) + self.srtt) >> SRTT_SHIFT
     }
 
@@ -189,7 +205,9 @@ impl RttEstimator {
     /// before the first sample is `t_rttvar`, not the initial RTO.)
     pub fn rto(&self) -> Duration {
         let base = match self.cfg.algorithm {
-            RtoAlgorithm::Bsd44Lite if self.backoff > 1 => self.cfg.tick.saturating_mul(self.rexmtval() as u64),
+            RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe if self.backoff > 1 => {
+                self.cfg.tick.saturating_mul(self.rexmtval() as u64)
+            }
             _ => self.rtxcur,
         };
         let mut t = base.saturating_mul(self.backoff);
@@ -212,7 +230,9 @@ impl RttEstimator {
             return; // s5.5: the RTO doubles; the estimates stay
         }
         if self.backoff > 8 {
-            self.rttvar += self.srtt >> SRTT_SHIFT;
+            // 4.3BSD-Tahoe's tcp_timers: t_rttvar += t_srtt >> 2.
+            let shift = if self.cfg.algorithm == RtoAlgorithm::Bsd43Tahoe { 2 } else { SRTT_SHIFT };
+            self.rttvar += self.srtt >> shift;
             self.srtt = 0;
         }
     }
@@ -346,6 +366,54 @@ mod tests {
         let mut n = est();
         n.back_off();
         assert_eq!(n.rto(), Duration::from_secs(6));
+    }
+
+    #[test]
+    fn test_tahoe_settles_at_two_ticks_where_lite_holds_three_on_a_sub_tick_rtt() {
+        // Every ACK before the next slow tick: t_rtt = 1. By hand, 4.3BSD-
+        // Tahoe (RTO = ((t_srtt >> 2) + t_rttvar) >> 1): first sample (8, 2)
+        // -> (2 + 2) >> 1 = 2; delta = 0 - 1 = -1: (7, 3) -> (1 + 3) >> 1 =
+        // 2; then delta = 0 - (7 >> 3) = 0: (7, 3) for good, 2 ticks (1 s,
+        // TCPTV_MIN). 4.4BSD-Lite (t_srtt >> 3) + t_rttvar: 1 + 2 = 3, then
+        // 0 + 3 = 3 ticks (1.5 s) for good: srtt cannot fall below 7/8 of a
+        // tick, nor rttvar below 3/4, in these integers.
+        let mut t = with(RtoAlgorithm::Bsd43Tahoe, Duration::from_ms(500), Duration::from_secs(6));
+        let mut b = bsd();
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            t.sample_t_rtt(1);
+            b.sample_t_rtt(1);
+            got.push((t.scaled(), ticks(&t, 500), b.scaled(), ticks(&b, 500)));
+        }
+        assert_eq!(
+            got,
+            [
+                ((8, 2), 2, (8, 2), 3),
+                ((7, 3), 2, (7, 3), 3),
+                ((7, 3), 2, (7, 3), 3),
+                ((7, 3), 2, (7, 3), 3),
+                ((7, 3), 2, (7, 3), 3)
+            ]
+        );
+        // Before any sample Tahoe's first backed-off timeout is half Lite's:
+        // ((0 >> 2) + 24) >> 1 = 12 ticks x tcp_backoff[1] = 24 ticks (12 s).
+        let mut t = with(RtoAlgorithm::Bsd43Tahoe, Duration::from_ms(500), Duration::from_secs(6));
+        assert_eq!(t.rto(), Duration::from_secs(6));
+        t.back_off();
+        assert_eq!(t.rto(), Duration::from_secs(12));
+        // A long backoff folds t_srtt >> 2 into t_rttvar (Lite: >> 3).
+        let mut t = with(RtoAlgorithm::Bsd43Tahoe, Duration::from_ms(500), Duration::from_secs(6));
+        t.sample_t_rtt(5); // (40, 10)
+        for _ in 0..4 {
+            t.back_off();
+        }
+        assert_eq!(t.scaled(), (0, 20));
+        let mut b = bsd();
+        b.sample_t_rtt(5);
+        for _ in 0..4 {
+            b.back_off();
+        }
+        assert_eq!(b.scaled(), (0, 15));
     }
 
     #[test]
