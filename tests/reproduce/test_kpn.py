@@ -33,9 +33,9 @@ def configurations(quick: bool) -> pd.DataFrame:
 
 def test_every_published_value_has_its_configuration_in_the_full_grids():
     configs = configurations(quick=False)
-    assert len(configs) == 265 and not configs.duplicated().any()
+    assert len(configs) == 227 and not configs.duplicated().any()
     assert configs.groupby("table", sort=False).size().to_dict() == {
-        "5": 11, "6": 18, "7": 12, "8": 12, "9": 6, "10": 12, "11": 26, "C.1": 72, "C.1 check": 8, "C.2": 72,
+        "5": 11, "6": 18, "7": 12, "8": 12, "9": 6, "10": 12, "11": 26, "C.1": 36, "C.1 check": 6, "C.2": 72,
         "12": 16}
     published = kpn.STUDY.published()
     assert pd.Series([p.source for p in published]).value_counts().to_dict() == {
@@ -68,7 +68,7 @@ def test_quick_reproduction_writes_the_kits_csvs_and_every_figure(quick):
             assert im.format == "PNG" and im.size[0] > 400
     points = pd.read_csv(rep.files[0])
     assert points.groupby("table", sort=False).size().to_dict() == {
-        "5": 11, "6": 18, "7": 4, "8": 2, "9": 2, "10": 4, "11": 4, "C.1": 16, "C.1 check": 4, "C.2": 12, "12": 6}
+        "5": 11, "6": 18, "7": 4, "8": 2, "9": 2, "10": 4, "11": 4, "C.1": 8, "C.1 check": 3, "C.2": 12, "12": 6}
     comp = pd.read_csv(rep.files[1])
     assert set(COMPARISON_COLUMNS) <= set(comp.columns)
     # Tables 5 and 6 are counts per burst: exact with 10 bursts as with 100 or 1000.
@@ -76,7 +76,7 @@ def test_quick_reproduction_writes_the_kits_csvs_and_every_figure(quick):
     assert len(t56) == 58 and int(t56.holds.sum()) == 56
     assert "not comparable" not in rep.summary and "10 bursts per size" in rep.summary
     claims = pd.read_csv(rep.files[2])
-    assert list(claims.columns) == list(CLAIM_COLUMNS) and len(claims) == 29
+    assert list(claims.columns) == list(CLAIM_COLUMNS) and len(claims) == 22
     # The quick grid has no CLR 1e-6: C.1-2 (1e-6 -> 1e-5) has no verdict; C.1-1 (CLR 0) has.
     unjudged = claims.set_index("claim").holds.isna()
     assert unjudged["C.1-2 bsd"] and not unjudged["C.1-1 bsd"]
@@ -328,34 +328,40 @@ def test_table11_tcp_follows_min_of_host_ceiling_and_card_peak(full):
 
 def test_c1_loses_nothing_at_clr_0_and_throughput_falls_with_clr(full):
     all_c1 = table(full, "C.1")
-    df, rto2 = all_c1[all_c1.tcp == "bsd"], all_c1[all_c1.tcp == "rto2"]
-    assert len(df) == len(rto2) == 36 and (all_c1.complete == 1).all()
+    df = all_c1[all_c1.tcp == "bsd"]
+    assert len(df) == len(all_c1) == 36 and (all_c1.complete == 1).all()
     free = df[df.clr == 0]
     assert len(free) == 6
     assert (free.cells_dropped == 0).all() and (free.pdus_lost == 0).all()
     assert (free.retransmitted_segments == 0).all() and (free.timeouts == 0).all()
     # The PFB drops exactly every N-th data cell.
     lossy = all_c1[all_c1.pfb_one_in > 0]
-    assert len(lossy) == 60 and (lossy.cells_dropped == lossy.cells_sent // lossy.pfb_one_in).all()
+    assert len(lossy) == 30 and (lossy.cells_dropped == lossy.cells_sent // lossy.pfb_one_in).all()
     # At MTU 9188 the throughput falls with the CLR (1e-6: nothing lost in 630k cells).
-    for rows in (df, rto2):
-        m = rows[rows.mtu_bytes == 9188].sort_values("clr")
-        thr = list(m.throughput_mbps)
-        assert list(m.clr) == [0, 1e-6, 1e-5, 1e-4, 1e-3, 2e-3]
-        assert thr[0] == thr[1]
-        assert all(a > b for a, b in zip(thr[1:], thr[2:], strict=False)), thr
+    m = df[df.mtu_bytes == 9188].sort_values("clr")
+    thr = list(m.throughput_mbps)
+    assert list(m.clr) == [0, 1e-6, 1e-5, 1e-4, 1e-3, 2e-3]
+    assert thr[0] == thr[1]
+    assert all(a > b for a, b in zip(thr[1:], thr[2:], strict=False)), thr
+    # The hosts are H3's (Annex A): the loss-free 30e6 bytes take Table 10's
+    # 5.9 s at MTU 9188 to 21.7 s at 512, not the line rate's 2.9 s.
+    free_t = free.set_index("mtu_bytes").time_s
+    assert 5.8 < free_t[9188] < 6.0 and 21.5 < free_t[512] < 21.9
     # Every loss costs time: timeouts only (no fast retransmit), at least a tick each.
     assert (lossy.fast_retransmits == 0).all()
     losing = lossy[lossy.retransmitted_segments > 0]
     assert sorted(losing.clr.unique()) == [1e-5, 1e-4, 1e-3, 2e-3]
     assert (losing.s_per_lost_segment > 0.5).all()
-    # At CLR >= 1e-4 the study's 3 Mb/s or less holds with the BSD timers.
-    assert (df[df.clr >= 1e-4].throughput_mbps <= 3).all()
+    # 4.3BSD-Tahoe's RTO sits at two 500 ms ticks: the study's example, one
+    # lost segment at MTU 9188 and CLR 1e-4 costing (65 - 5) / 65 = 0.92 s,
+    # is 0.91 s here, and its 65-s transfer (3.7 Mb/s) 64 s.
+    ex = df[(df.clr == 1e-4) & (df.mtu_bytes == 9188)].iloc[0]
+    assert 0.88 < ex.s_per_lost_segment < 0.94 and 63 < ex.time_s < 66
     # The TCP check: fast retransmit makes a lost segment cost milliseconds.
     check = table(full, "C.1 check").set_index(["tcp", "mtu_bytes"])
-    assert len(check) == 8
+    assert len(check) == 6
     assert (check.loc["Tahoe (fast retransmit)"].s_per_lost_segment < 0.01).all()
-    assert (check.loc["no fast retransmit (vanilla), the choice"].s_per_lost_segment > 1).all()
+    assert (check.loc["no fast retransmit (vanilla), the choice"].s_per_lost_segment > 0.5).all()
 
 
 def test_policing_runs_stay_below_the_scr(full):
@@ -389,34 +395,36 @@ def test_the_statements_about_the_withheld_tables(full):
     claims = pd.read_csv(options.folder / "kpn_claims.csv")
     assert list(claims.columns) == list(CLAIM_COLUMNS)
     by_id = claims.set_index("claim")
-    assert len(claims) == 29 and by_id.holds.notna().all()
+    assert len(claims) == 22 and by_id.holds.notna().all()
     assert all(isinstance(b, str) and b for b in claims.basis)
-    # Seven statements about C.1 for each TCP setting, four about C.2 and
-    # three about 12 for each reading of BT.
-    assert [c.split()[0] for c in claims.claim] == ["T9"] + [f"C.1-{k}" for k in range(1, 8)] * 2 + \
+    # Seven statements about C.1, four about C.2 and three about 12 for each
+    # reading of BT.
+    assert [c.split()[0] for c in claims.claim] == ["T9"] + [f"C.1-{k}" for k in range(1, 8)] + \
         [f"C.2-{k}" for k in range(1, 5)] * 2 + [f"12-{k}" for k in range(1, 4)] * 2
-    # As modelled, C.1's per-loss cost is 1.5 s (3 ticks) and the MTU matters
-    # at CLR 2e-3; with the RTO held at 2 ticks the throughput passes 3 Mb/s
-    # at 1e-4. Everything else holds.
-    assert set(claims.claim[claims.holds == False]) == {"C.1-5 bsd", "C.1-7 bsd", "C.1-4 rto2"}  # noqa: E712
-    assert by_id.loc["C.1-7 bsd", "value"].startswith("median 1.32 s")
-    assert by_id.loc["C.1-7 rto2", "value"].startswith("median 0.88 s")
+    # C.1's per-loss cost is the study's (0.87 s median); its throughput at
+    # 1e-4 is 3.75 Mb/s (the study's own 65-s example: 3.7), the drop from
+    # 1e-6 to 1e-5 only 20 % at MTU 512 (H3 hosts: 11 Mb/s loss-free), and
+    # the MTU matters at 2e-3 (backoff). The trend claims of C.2 and 12 in
+    # one reading each fail (docs/reproductions/kpn.md).
+    assert set(claims.claim[claims.holds == False]) == {  # noqa: E712
+        "C.1-2 bsd", "C.1-4 bsd", "C.1-5 bsd", "C.2-3 fluid", "12-3 mbs", "12-3 fluid"}
+    assert by_id.loc["C.1-7 bsd", "value"].startswith("median 0.87 s")
     # No published values for the withheld tables.
     comp = pd.read_csv(options.folder / "kpn_comparison.csv")
     assert set(comp.table.astype(str)) == {"5", "6", "7", "8", "9", "10", "11"}
     rep, _ = full
     assert (rep.agreement.published, rep.agreement.compared, rep.agreement.within) == (222, 222, 202)
-    assert (rep.agreement.claims, rep.agreement.held, rep.agreement.runs) == (29, 26, 265)
+    assert (rep.agreement.claims, rep.agreement.held, rep.agreement.runs) == (22, 16, 227)
 
 
 def test_cli_reproduce_prints_the_table(cli, tmp_path, full):
     _, options = full
     with sqlite3.connect(options.db) as con:
         before = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    assert before == 265  # Table 5's runs are stored too
+    assert before == 227  # Table 5's runs are stored too
     p = cli("reproduce", "kpn", "--out", str(tmp_path), "--db", str(options.db), "--jobs", "1")
     assert p.returncode == 0, p.stderr
-    assert "202 of 222 published values within tolerance; 26 of 29 claims hold" in p.stdout
+    assert "202 of 222 published values within tolerance; 16 of 22 claims hold" in p.stdout
     assert "cells_per_burst" in p.stdout and "Table C.2 (withheld)" in p.stdout
     assert (tmp_path / "kpn_table5.png").stat().st_size > 1000
     # Everything came from the database: nothing ran twice.

@@ -17,15 +17,12 @@ a throughput of 3 Mb/s or less whatever the MTU.
 retransmitted segments, T_0 the loss-free transfer time at the same MTU
 (for the 1e6-byte runs, the 30e6-byte loss-free time scaled by 1/30: the
 loss-free transfer runs at a constant rate, the round trip being
-microseconds). The TCP settings are one set for the whole study
-(``testbed.TCP``). atmlab's RTT estimator (ns-2's transcription of BSD's)
-settles at an RTO of 3 ticks (1.5 s) on a sub-tick round trip, where
-4.4BSD's (which counts a sample of ``t_rtt`` ticks as ``t_rtt - 1``) holds 2
-ticks (1 s); the grid therefore runs twice, as modelled (``tcp = "bsd"``)
-and with the RTO held at 2 ticks (``tcp = "rto2"``: ``max_rto = "1 s"``,
-which also stops the backoff from growing). The check at CLR 1e-4 (table
-``C.1 check``) shows what the choice of loss recovery (fast retransmit or
-not) does to this number (spec A6).
+microseconds). The TCP and the hosts are the study's one set
+(``testbed.TCP``, ``testbed.tcp_hosts``: 4.3BSD-Tahoe's timers, whose RTO
+settles at the two-tick floor, 1 s, on this sub-tick round trip; H3 on both
+workstations). The check at CLR 1e-4 (table ``C.1 check``) shows what the
+choice of loss recovery (fast retransmit or not) does to this number (spec
+A6).
 """
 
 from __future__ import annotations
@@ -52,12 +49,10 @@ SETTINGS = [
     ("no fast retransmit (vanilla), the choice", "vanilla", "64 s"),
     ("Tahoe (fast retransmit)", "tahoe", "64 s"),
     ("Reno (fast retransmit and recovery)", "reno", "64 s"),
-    ("vanilla, RTO held at 2 ticks (max_rto 1 s)", "vanilla", "1 s"),
 ]
 CHECK_ONE_IN = 10_000  # CLR 1e-4, where the study's 0.92 s per segment example sits
 TCP_SETTINGS = {
-    "bsd": "BSD timers as modelled (RTO 3 ticks on a sub-tick RTT, with backoff)",
-    "rto2": "RTO held at 2 ticks (max_rto 1 s; no backoff)",
+    "bsd": "4.3BSD-Tahoe timers (RTO at the 2-tick floor on a sub-tick RTT, with backoff), H3 hosts",
 }
 # How atmlab reads the study's words (docs/reproductions/kpn.md).
 SIGNIFICANT = 0.2  # "throughput falls rapidly": more than 20 % from CLR 1e-6 to 1e-5 at every MTU
@@ -65,16 +60,13 @@ MTU_IRRELEVANT = 1.5  # "the MTU size does not matter any more": max/min across 
 PER_LOSS_S = (0.8, 1.1)  # "about 0.9-1 s" per lost segment: the median within this
 
 
-def template(name: str, loss: bool, setting: str = "bsd") -> dict[str, Any]:
+def template(name: str, loss: bool) -> dict[str, Any]:
     t = testbed.via_pki(
-        name, testbed.host("emma1", "{mtu} bytes"), testbed.host("emma2", "{mtu} bytes"),
-        [testbed.ttcp("{nbytes} bytes")], duration="7200 s",
+        name, *testbed.tcp_hosts("emma1", "emma2", "{mtu} bytes"), [testbed.ttcp("{nbytes} bytes")], duration="7200 s",
         pfb_loss={"kind": "periodic", "one_in": "{one_in}", "direction": "forward"} if loss else None)
     t["params"] = {"mtu": testbed.MTU, "nbytes": LOSS_FREE_BYTES}
     if loss:
         t["params"].update(clr=LEVELS[0][0], one_in=LEVELS[0][1])
-    if setting == "rto2":
-        t["tcp"]["max_rto"] = "1 s"
     return t
 
 
@@ -85,10 +77,10 @@ def grids(quick: bool) -> list[Grid]:
     for setting in TCP_SETTINGS:
         lossy = {"zip": {"clr": {"clr": [c for c, _, _ in levels], "one_in": [n for _, n, _ in levels],
                                  "nbytes": [b for _, _, b in levels]}}, "mtu": mtus}
-        out += [grid(f"Table C.1 {setting}, CLR 0", template("kpn_tableC1", loss=False, setting=setting),
+        out += [grid(f"Table C.1 {setting}, CLR 0", template("kpn_tableC1", loss=False),
                      {"mtu": mtus}, table="C.1", direction=DIRECTION, tcp=setting, clr=0.0, pfb_one_in=0,
                      user_bytes=LOSS_FREE_BYTES),
-                grid(f"Table C.1 {setting}", template("kpn_tableC1", loss=True, setting=setting), lossy,
+                grid(f"Table C.1 {setting}", template("kpn_tableC1", loss=True), lossy,
                      table="C.1", direction=DIRECTION, tcp=setting)]
     t = template("kpn_tableC1_tcp", loss=True)
     t["params"].update(setting=SETTINGS[0][0], variant="vanilla", max_rto="64 s", one_in=CHECK_ONE_IN, clr=1e-4)
@@ -200,7 +192,7 @@ def views(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
     c1 = points[of(points, "C.1")]
-    df, rto2 = c1[c1.tcp == "bsd"], c1[c1.tcp == "rto2"]
+    df = c1[c1.tcp == "bsd"]
     if df.empty:
         return []
     plt = pyplot()
@@ -210,10 +202,6 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
         g = g.sort_values("clr")
         a.plot([c if c > 0 else zero_at for c in g.clr], g.throughput_mbps, "o-", color=f"C{k}", ms=4,
                label=f"MTU {int(mtu)}")
-    g = rto2[rto2.mtu_bytes == 9188].sort_values("clr")
-    if not g.empty:
-        a.plot([c if c > 0 else zero_at for c in g.clr], g.throughput_mbps, "k--", lw=0.8,
-               label="MTU 9188, RTO held at 2 ticks")
     a.set_xscale("log")
     a.set_yscale("log")
     ticks = sorted(set(df.clr))
@@ -243,4 +231,4 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
                  fontsize=10)
     return [save(fig, folder / "kpn_tableC1.png",
                  "van den Bergh 1995, s7.5.6; 30e6 bytes for CLR <= 1e-4, 1e6 bytes for 1e-3 and 2e-3; "
-                 "no host model (loss-free runs at line rate)")]
+                 "H3 on both hosts, 4.3BSD-Tahoe timers")]

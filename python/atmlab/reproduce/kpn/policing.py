@@ -69,9 +69,8 @@ def template(name: str, reading: str) -> dict[str, Any]:
         contract["mbs"] = "{bt}"
     else:
         contract["bt"] = "{bt_time}"
-    peak = {"adapter": {"peak": "{peak} Mbit/s"}}
     t = testbed.via_pki(
-        name, testbed.host("emma2", "{mtu} bytes", **peak), testbed.host("emma1", "{mtu} bytes", **peak),
+        name, *testbed.tcp_hosts("emma2", "emma1", "{mtu} bytes", peak="{peak} Mbit/s"),
         [testbed.ttcp(f"{NBYTES} bytes")], duration="7200 s",
         vc={"category": "vbr", "contract": contract, "upc": {"at": "pki", "action": "discard"}})
     t["params"] = {"mtu": testbed.MTU, "bt": BTS[0], "peak": C2_PEAK}

@@ -52,7 +52,7 @@ def measured() -> dict[int, int]:
 
 def grids(quick: bool) -> list[Grid]:
     mtus = QUICK_MTUS if quick else list(measured())
-    t = testbed.direct("kpn_table9", testbed.host("emma2", "{mtu} bytes"), testbed.host("emma1", "{mtu} bytes"),
+    t = testbed.direct("kpn_table9", *testbed.tcp_hosts("emma2", "emma1", "{mtu} bytes"),
                        [testbed.ttcp(f"{BYTES} bytes")], duration="600 s")
     t["params"] = {"mtu": mtus[0]}
     return [grid("Table 9", t, {"mtu": mtus}, table="9", direction="EMMA2 -> EMMA1", user_bytes=BYTES)]

@@ -67,24 +67,14 @@ TABLES = {"10": ("kpn/table10_tcp_throughput_vs_mtu", "mtu", "mtu_bytes", "600 s
           "11": ("kpn/table11_tcp_throughput_vs_peak_rate", "peak", "peak_rate_mbps", "900 s")}
 
 
-def tcp_hosts(src: str, dst: str, mtu: Any, peak: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Both ends with H3 and the SBA-200 buffer; ``peak`` is the card
-    setting (both cards, as the study set them)."""
-    adapter: dict[str, Any] = {"buffer": testbed.SBA200_BUFFER, "overflow": "drop"}
-    if peak is not None:
-        adapter["peak"] = peak
-    return (testbed.host(src, mtu, cpu=dict(testbed.H3), adapter=dict(adapter)),
-            testbed.host(dst, mtu, cpu=dict(testbed.H3), adapter=dict(adapter)))
-
-
 def grids(quick: bool) -> list[Grid]:
     out = []
     for table, (name, param, column, duration) in TABLES.items():
         values = QUICK[table] if quick else [float(v) if param == "peak" else int(v)
                                              for v in dict.fromkeys(reference.table(name)[column])]
         for direction, (src, dst) in testbed.DIRECTIONS.items():
-            hosts = tcp_hosts(src, dst, "{mtu} bytes") if param == "mtu" else \
-                tcp_hosts(src, dst, MTU, peak="{peak} Mbit/s")
+            hosts = testbed.tcp_hosts(src, dst, "{mtu} bytes") if param == "mtu" else \
+                testbed.tcp_hosts(src, dst, MTU, peak="{peak} Mbit/s")
             t = testbed.direct(f"kpn_table{table}", *hosts, [testbed.ttcp(f"{BYTES} bytes")], duration=duration)
             t["params"] = {param: values[0]}
             labels = {"mtu_bytes": MTU} if param == "peak" else {}

@@ -16,16 +16,26 @@ runs on one set of model choices (docs/reproductions/kpn.md):
   GDC's port toward it. Propagation delays are microseconds (one room); the
   round trip of about 1 ms the study quotes (s7.5.6) is host time, which is
   not modelled here;
-* TCP as a 1990s BSD stack (s5.5, s7.5.3): window 50000 bytes, MSS = MTU -
-  40, initial ssthresh 65535, 500 ms slow timer with tick-aligned expiry, RTO
-  floor two ticks, 200 ms delayed ACKs, no fast retransmit (``vanilla``; the
-  study's ~1 s per lost segment needs timeout recovery, see :mod:`.cell_loss`).
+* TCP as the EMMAs' "Berkeley implementation (Sun TCP/IP sources)"
+  (s7.4.3; s5.5, s7.5.3): window 50000 bytes, MSS = MTU - 40, initial
+  ssthresh 65535, the retransmission timer of 4.3BSD-Tahoe, the Berkeley
+  release of SunOS 4's era (``rto_algorithm = "bsd43_tahoe"``: BSD's
+  integer estimator with RTO = srtt + 2 rttvar on the 500 ms slow timer,
+  tick-aligned expiry, the two-tick floor ``TCPTV_MIN``, 6 s before the
+  first sample; docs/models/tcp.md), 200 ms delayed ACKs, no fast
+  retransmit (``vanilla``; the study's ~1 s per lost segment needs timeout
+  recovery, see :mod:`.cell_loss`). On the testbed's sub-tick round trip
+  Tahoe's RTO settles at that floor: a lost segment costs 0.5-1 s of timer,
+  the "about 0.9 to 1 second" of s7.5.6 (4.3BSD-Reno's and 4.4BSD's srtt +
+  4 rttvar settles at 3 ticks, 1-1.5 s).
 
 Host processing (per-datagram and per-cell costs, the adapter's 64 KB
-buffer, docs/models/hosts.md) is off in Tables 5, 6, 9, C.1, C.2 and 12: the
-hosts there send at the adapter's rate. Tables 7, 8, 10 and 11 (throughput
-limited by the workstations) switch it on with the study's own numbers, one
-set per host and protocol (spec section 4, Annex A, s7.4.5, s7.5.4):
+buffer, docs/models/hosts.md) is the study's own, one set per host and
+protocol (spec section 4, Annex A, s7.4.5, s7.5.4), wherever the same hosts
+run the same protocol: every TCP table (9, 10, 11, C.1, C.2, 12) uses H3 on
+both hosts (:func:`tcp_hosts`); the UDP tables 7 and 8 use H1 and H2.
+Tables 5 and 6 count the cells of single bursts, which no host cost
+changes, and run without it:
 
 * ``H1`` (UDP, Table 7): Annex A's interdatagram gap T_d and the per-cell
   time 4.24 us + T_c: EMMA2 (SPARCstation 20) 90 us and 4.303 us (98.6
@@ -89,6 +99,7 @@ TCP: dict[str, Any] = {
     "variant": "vanilla",
     "window": "50000 bytes",  # "set maximal (50000 bytes)" (s7.5.3)
     "initial_ssthresh": "65535 bytes",  # s5.5.2
+    "rto_algorithm": "bsd43_tahoe",  # srtt + 2 rttvar (docs/models/tcp.md)
     "timer_tick": "500 ms",  # BSD slow timer
     "rto_timer": "tick_aligned",
     "min_rto": "1 s",  # two ticks (BSD TCPTV_MIN)
@@ -100,6 +111,17 @@ TCP: dict[str, Any] = {
 
 def host(name: str, mtu: Any = MTU, **extra: Any) -> dict[str, Any]:
     return {"name": name, "mtu": mtu if isinstance(mtu, str) else f"{mtu} bytes", "encapsulation": "null", **extra}
+
+
+def tcp_hosts(src: str, dst: str, mtu: Any = MTU, peak: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two ends of a ttcp run: H3 and the SBA-200 buffer on both
+    (data and ACKs); ``peak`` is the card setting (both cards, as the study
+    set them)."""
+    adapter: dict[str, Any] = {"buffer": SBA200_BUFFER, "overflow": "drop"}
+    if peak is not None:
+        adapter["peak"] = peak
+    return (host(src, mtu, cpu=dict(H3), adapter=dict(adapter)),
+            host(dst, mtu, cpu=dict(H3), adapter=dict(adapter)))
 
 
 def direct(name: str, src: dict[str, Any], dst: dict[str, Any], apps: list[dict[str, Any]],
