@@ -490,13 +490,19 @@ _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases el
               help="Results database (SQLite; created if missing).")
 @click.option("-j", "--jobs", type=COUNT, default=None,
               help="Worker processes (default: one per core; 1 runs in this process).")
+@click.option("--ci-target", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Double the replications until every compared value's 95%% interval is at most this fraction "
+                   "of its tolerance (e.g. 0.25), up to --max-replications; stored runs are reused.")
+@click.option("--max-replications", type=COUNT, default=10, show_default=True,
+              help="The most replications --ci-target may ask for.")
 def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None, db: Path,
-              jobs: int | None) -> None:
+              jobs: int | None, ci_target: float | None, max_replications: int) -> None:
+    target = (ci_target, max_replications)
     if study == "all":
-        _reproduce_all(out_path or Path("results"), quick, replications, seed, db, jobs)
+        _reproduce_all(out_path or Path("results"), quick, replications, seed, db, jobs, target)
         return
     entry = reproduce_mod.entry(study)
-    rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, jobs)
+    rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, jobs, target)
     _print_reproduction(rep)
     if rep.failures:
         err.print(f"{len(rep.failures)} runs failed; their configurations are missing from the table.")
@@ -504,10 +510,11 @@ def reproduce(study: str, out_path: Path | None, quick: bool, replications: int 
 
 
 def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | None, seed: int | None, db: Path,
-                   jobs: int | None) -> Any:
+                   jobs: int | None, target: tuple[float | None, int] = (None, 10)) -> Any:
     """Runs one study with a progress bar; exits 130 if interrupted."""
     reps = replications if replications is not None else reproduce_mod.default_replications(entry.id, quick)
-    options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=jobs, seed=seed)
+    options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=jobs, seed=seed,
+                                    ci_target=target[0], max_replications=max(target[1], reps))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -540,13 +547,13 @@ def _print_reproduction(rep: Any) -> None:
 
 
 def _reproduce_all(out_dir: Path, quick: bool, replications: int | None, seed: int | None, db: Path,
-                   jobs: int | None) -> None:
+                   jobs: int | None, target: tuple[float | None, int] = (None, 10)) -> None:
     """Every study in turn, each into its own folder under `out_dir`, then
     one agreement summary."""
     rows = []
     failed = 0
     for entry in reproduce_mod.REGISTRY:
-        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, jobs)
+        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, jobs, target)
         out.print(f"[bold]{rep.title}[/]")
         if rep.summary:
             out.print(rep.summary, soft_wrap=True)

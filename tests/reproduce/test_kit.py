@@ -21,6 +21,7 @@ from atmlab.reproduce.kit import (
     Tolerance,
     compare,
     reproduce,
+    too_wide,
 )
 
 from conftest import TWO_HOSTS
@@ -74,6 +75,45 @@ def test_a_toy_study_runs_end_to_end(tmp_path):
     a = rep.agreement
     assert (a.published, a.compared, a.within, a.claims, a.held, a.runs) == (1, 1, 1, 1, 1, 4)
     assert "1 of 1 published values within tolerance; 1 of 1 claims hold" in rep.summary
+
+
+def test_tolerance_half_widths():
+    assert Tolerance.relative(0.1).half_width(-50.0) == pytest.approx(5.0)
+    assert Tolerance.absolute(0.1).half_width(3.0) == 0.1
+    assert Tolerance.factor(2.0).half_width(10.0) == pytest.approx(5.0)  # the lower side: 10 / 2
+    for t in (Tolerance.exact(), Tolerance.at_least(1.0), Tolerance.at_most()):
+        assert t.half_width(10.0) is None
+
+
+def test_too_wide_counts_values_whose_interval_is_missing_or_wider_than_the_target():
+    comp = pd.DataFrame([
+        # width 10: a CI of 2 is within 0.25 x 10, 3 is not; one run has no CI
+        {"simulated": 1.0, "ci95": 2.0, "replications": 3, "tolerance_width": 10.0},
+        {"simulated": 1.0, "ci95": 3.0, "replications": 3, "tolerance_width": 10.0},
+        {"simulated": 1.0, "ci95": math.nan, "replications": 1, "tolerance_width": 10.0},
+        # exact values and bounds, and values not simulated, never count
+        {"simulated": 1.0, "ci95": 9.0, "replications": 3, "tolerance_width": None},
+        {"simulated": None, "ci95": 9.0, "replications": 3, "tolerance_width": 10.0},
+    ])
+    assert too_wide(comp, 0.25) == 2
+    assert too_wide(comp, 0.5) == 1
+
+
+def test_ci_target_adds_replications_until_the_intervals_are_narrow(tmp_path):
+    # A target no spread can meet stops at the most replications allowed,
+    # doubling from one (1, 2, 4), and reuses the stored runs on the way.
+    options = Options(out=tmp_path / "out", db=tmp_path / "r.sqlite", jobs=1, ci_target=1e-12, max_replications=4)
+    rep = reproduce(Entry("toy", "a toy study", "no document"), Toy(), options, lambda *a: None)
+    points = pd.read_csv(tmp_path / "out" / "toy.csv")
+    comp = pd.read_csv(tmp_path / "out" / "toy_comparison.csv")
+    spread = comp.ci95.iloc[0] > 0
+    assert (points.replications == (4 if spread else 2)).all() and rep.agreement.runs == 2 * points.replications[0]
+    assert "compared values have a 95% interval within 1e-12 x their tolerance" in rep.summary
+    assert comp.tolerance_width.iloc[0] == pytest.approx(0.05 * PUBLISHED_KBPS)
+    # A loose target is met at once with two runs (a CI exists).
+    options = Options(out=tmp_path / "out2", db=tmp_path / "r.sqlite", jobs=1, ci_target=1.0)
+    reproduce(Entry("toy", "a toy study", "no document"), Toy(), options, lambda *a: None)
+    assert (pd.read_csv(tmp_path / "out2" / "toy.csv").replications == 2).all()
 
 
 def test_a_published_value_that_misses_says_no(tmp_path):

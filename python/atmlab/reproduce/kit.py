@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -127,6 +127,19 @@ class Tolerance:
             case "at_most":
                 return simulated <= published + self.value + eps
         raise AssertionError(self.kind)
+
+    def half_width(self, published: float) -> float | None:
+        """How far from `published` a value may lie (the lower side of a
+        factor); ``None`` for exact values and one-sided bounds, which a
+        confidence interval is not measured against."""
+        match self.kind:
+            case "absolute":
+                return self.value or None
+            case "relative":
+                return self.value * abs(published) or None
+            case "factor":
+                return abs(published) * (1 - 1 / self.value) or None
+        return None
 
     def __str__(self) -> str:
         match self.kind:
@@ -257,6 +270,11 @@ class Options:
     db: Path = DEFAULT_DB
     jobs: int | None = None
     seed: int | None = None
+    # Add replications (doubling, up to max_replications) until every
+    # compared value's 95 % interval is at most this fraction of its
+    # tolerance (``--ci-target``); None: just ``replications``.
+    ci_target: float | None = None
+    max_replications: int = 10
 
     def csv_path(self, default_name: str) -> Path:
         """``--out`` may name the CSV or the folder for everything."""
@@ -298,7 +316,7 @@ def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Pr
 
 
 COMPARISON_COLUMNS = ("source", "quantity", "published", "simulated", "ci95", "in_ci95", "replications", "tolerance",
-                      "unit", "holds", "note")
+                      "tolerance_width", "unit", "holds", "note")
 CLAIM_COLUMNS = ("claim", "statement", "measure", "threshold", "value", "holds", "basis", "note")
 
 
@@ -465,7 +483,8 @@ def compare(published: Iterable[Published], points: pd.DataFrame) -> pd.DataFram
         ci = point.get(f"{p.quantity}_ci95", math.nan)
         rows.append({**p.config, "source": p.source, "quantity": p.quantity, "published": p.value,
                      "simulated": sim, "ci95": ci, "in_ci95": in_interval(p.value, sim, ci),
-                     "replications": point.get("replications"), "tolerance": str(p.tolerance), "unit": p.unit,
+                     "replications": point.get("replications"), "tolerance": str(p.tolerance),
+                     "tolerance_width": p.tolerance.half_width(p.value), "unit": p.unit,
                      "holds": p.tolerance.holds(p.value, sim), "note": p.note})
     return pd.DataFrame(rows)
 
@@ -487,18 +506,47 @@ def evaluate(study: Study, runs: pd.DataFrame, config_columns: list[str]) -> Stu
     return StudyResult(runs, points, comparison, claims, config_columns, quantities)
 
 
+def too_wide(comparison: pd.DataFrame, target: float) -> int:
+    """How many compared values have no 95 % interval yet (one replication)
+    or one wider than `target` times their tolerance's half-width (values
+    compared exactly or against a bound do not count)."""
+    n = 0
+    for row in comparison.itertuples():
+        width = row.tolerance_width
+        if _missing(width) or _missing(row.simulated):
+            continue
+        ci = float(row.ci95) if not _missing(row.ci95) else math.nan
+        if (row.replications or 0) < 2 or not ci <= target * width:
+            n += 1
+    return n
+
+
 def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) -> Reproduction:
-    """Runs `study` (see the module docs) and writes its CSVs and figures."""
+    """Runs `study` (see the module docs) and writes its CSVs and figures.
+    With ``options.ci_target`` the replications double until every compared
+    value's interval is narrow enough against its tolerance (or they reach
+    ``options.max_replications``); the runs already stored are reused."""
     t0 = time.perf_counter()
     folder = options.folder
     folder.mkdir(parents=True, exist_ok=True)
-    plan = [(g, sweep_of(g, options)) for g in study.grids(options.quick)]
-    ran = run_sweeps([(g.name, s) for g, s in plan], options, progress)
-    if ran.interrupted:
-        return Reproduction.stopped(entry.id)
-    runs = measure_runs(study, plan, options)
-    config_columns = _config_columns(study, plan)
-    res = evaluate(study, runs, config_columns)
+    wide_note = ""
+    while True:
+        plan = [(g, sweep_of(g, options)) for g in study.grids(options.quick)]
+        ran = run_sweeps([(g.name, s) for g, s in plan], options, progress)
+        if ran.interrupted:
+            return Reproduction.stopped(entry.id)
+        runs = measure_runs(study, plan, options)
+        config_columns = _config_columns(study, plan)
+        res = evaluate(study, runs, config_columns)
+        if options.ci_target is None or res.comparison.empty:
+            break
+        wide = too_wide(res.comparison, options.ci_target)
+        wide_note = (f"{options.replications} replications: {len(res.comparison) - wide} of "
+                     f"{len(res.comparison)} compared values have a 95% interval within "
+                     f"{options.ci_target:g} x their tolerance (exact values and bounds count as within)")
+        if not wide or options.replications >= options.max_replications:
+            break
+        options = replace(options, replications=min(options.max_replications, 2 * options.replications))
 
     csv = options.csv_path(f"{entry.id}.csv")
     csv.parent.mkdir(parents=True, exist_ok=True)
@@ -513,6 +561,8 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
     agreement = _agreement(study, res, runs)
     agreement.wall_s = time.perf_counter() - t0
     lines = [agreement.line(), agreement.speed(), f"{len(res.points)} configurations in {csv}"]
+    if wide_note:
+        lines.insert(1, wide_note)
     if options.quick:
         lines.insert(0, getattr(study, "quick_note", StudyBase.quick_note))
     views = study.views(res) if hasattr(study, "views") else []
