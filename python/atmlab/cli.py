@@ -483,7 +483,7 @@ _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases el
               help="A small subset with short runs (a smoke test; not comparable with the study).")
 @click.option("-r", "--replications", type=COUNT, default=None,
               help="Runs per configuration, with independent random streams (adds confidence intervals); "
-                   "default: the study's (1; expert 2), 1 with --quick.")
+                   "default: the study's (kpn, bundling 1; 97-0177 5; 97-0424 6; expert 10), 1 with --quick.")
 @click.option("--seed", type=SEED, default=None,
               help="Master seed (default: each scenario's simulation.seed).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,

@@ -15,6 +15,11 @@ import importlib
 
 from .kit import Agreement, Entry, Options, Progress, Reproduction, SweepsRun, run_sweeps
 
+# Default replications (docs/experiments.md, "Replications of a reproduction"):
+# the runs at which 90 % of a study's compared values have a 95 % interval
+# within half their tolerance, from the spread of a 2-3 replication pilot;
+# the study's own 10 for EXPERT; 1 where the pilot's runs did not differ
+# (KPN) or differed by a few per cent of the tolerance at most (bundling).
 REGISTRY: tuple[Entry, ...] = (
     Entry("kpn", "van den Bergh 1995 (KPN ATM pilot): TCP/IP and UDP over an operational ATM network",
           "J.W. van den Bergh, The performance of TCP/IP over an operational ATM network, KPN Research / TU "
@@ -22,10 +27,10 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("ubr-gr", "Goyal, Jain et al. 1997: TCP over UBR+ with a Guaranteed Rate, LAN, WAN and satellite",
           "R. Goyal, R. Jain, S. Kalyanaraman, S. Fahmy, B. Vandalore, X. Cai, S.-C. Kim, S. Kota, Guaranteed "
           "Rate for Improving TCP Performance on UBR+ over Terrestrial and Satellite Networks, ATM Forum 97-0424",
-          aliases=("97-0424",)),
+          aliases=("97-0424",), default_replications=6),
     Entry("expert", "Jaussi, Lorang, Nelissen 1998 (ACTS EXPERT, FORE ASX-200): TCP over UBR, PPD and EPD",
           "S. Jaussi, F. Lorang, J. Nelissen, A Detailed Experimental Performance Evaluation on TCP over UBR, "
-          "ACTS EXPERT, 1998", default_replications=2),
+          "ACTS EXPERT, 1998", default_replications=10),
     Entry("bundling", "Lamont, Villasenor et al. 1998 (DREO/CRC): IP telephony and TCP on one policed VBR PVC",
           "L. Lamont, J. Villasenor, H. Chefai, I. Miloucheva, Bundling Internet Traffic over VBR ATM Networks, "
           "DREO TR 1999-020 / CRC Report 98-007, 1998"),
@@ -33,7 +38,7 @@ REGISTRY: tuple[Entry, ...] = (
           "VBR video, WAN and satellite",
           "S. Kalyanaraman, B. Vandalore, R. Jain, R. Goyal, S. Fahmy, S.-C. Kim, S. Kota, Performance of TCP over "
           "ABR with Long-Range Dependent VBR Background Traffic over Terrestrial and Satellite ATM networks, ATM "
-          "Forum 97-0177R2, 1997", aliases=("97-0177",)),
+          "Forum 97-0177R2, 1997", aliases=("97-0177",), default_replications=5),
 )
 
 __all__ = ["REGISTRY", "Agreement", "Entry", "Options", "Progress", "Reproduction", "SweepsRun", "default_replications",
