@@ -148,16 +148,6 @@ impl LinkLoss {
     pub fn frames(frames: Vec<u64>) -> LinkLoss {
         LinkLoss::Frames(Box::new(FrameLoss::new(frames)))
     }
-
-    /// Shows the loss model the cell the port sends now, before
-    /// [`Port::loses_cell`] asks about it. Only a [`FrameLoss`] looks at
-    /// cells (the others count them); for them this is one compare.
-    #[inline(always)]
-    fn see(&mut self, cell: &Cell) {
-        if let LinkLoss::Frames(f) = self {
-            f.see(cell);
-        }
-    }
 }
 
 /// Deterministic loss of chosen frames (`loss = { kind = "frames" }`): the
@@ -179,8 +169,6 @@ pub struct FrameLoss {
     /// Per VC slot at the port: `None` between frames, else whether the
     /// frame being sent is lost.
     in_frame: Vec<Option<bool>>,
-    /// Whether the cell seen last is lost.
-    lose: bool,
 }
 
 impl FrameLoss {
@@ -189,7 +177,7 @@ impl FrameLoss {
     pub fn new(mut frames: Vec<u64>) -> FrameLoss {
         frames.sort_unstable();
         frames.dedup();
-        FrameLoss { frames, next: 0, started: 0, in_frame: Vec::new(), lose: false }
+        FrameLoss { frames, next: 0, started: 0, in_frame: Vec::new() }
     }
 
     /// Frames started on the link so far.
@@ -197,11 +185,10 @@ impl FrameLoss {
         self.started
     }
 
-    /// Decides the fate of `cell`, the next cell put on the link.
-    pub fn see(&mut self, cell: &Cell) {
+    /// Whether the link loses `cell`, the next cell put on it.
+    pub fn loses(&mut self, cell: &Cell) -> bool {
         if !matches!(cell.carries(), Carries::Frame(_)) {
-            self.lose = false;
-            return;
+            return false;
         }
         let slot = cell.slot as usize;
         if slot >= self.in_frame.len() {
@@ -219,12 +206,7 @@ impl FrameLoss {
             }
         };
         self.in_frame[slot] = (!cell.is_end_of_frame()).then_some(lose);
-        self.lose = lose;
-    }
-
-    /// Whether the cell seen last is lost.
-    pub fn loses(&self) -> bool {
-        self.lose
+        lose
     }
 }
 
@@ -738,7 +720,6 @@ impl Port {
         let queued = (self.tail.slot() - self.head.slot()) as u32;
         self.max_queued = self.max_queued.max(queued);
         self.wait_area += u128::from(start.saturating_since(now).as_ps());
-        self.loss.see(&cell);
         // A slot past 2^64 ps (a huge queue on a very slow link) is "never".
         Offer::Departs { arrival: start.saturating_add(self.cell_time).saturating_add(self.delay), cell }
     }
@@ -767,7 +748,6 @@ impl Port {
         }
         self.stats.cells_out += 1;
         self.last_tx = now;
-        self.loss.see(&cell);
 
         let arrival = now.saturating_add(self.cell_time).saturating_add(self.delay);
         self.tail.advance();
@@ -785,9 +765,10 @@ impl Port {
         self.loss = loss;
     }
 
-    /// Whether the link loses the cell being put on it now (counts it).
+    /// Whether the link loses `cell`, the cell being put on it now (counts
+    /// it).
     #[inline]
-    pub fn loses_cell(&mut self) -> bool {
+    pub fn loses_cell(&mut self, cell: &Cell) -> bool {
         let lost = match &mut self.loss {
             LinkLoss::None => return false,
             LinkLoss::Bernoulli { p, rng } => {
@@ -798,7 +779,7 @@ impl Port {
                 *seen += 1;
                 *seen % *one_in == 0
             }
-            LinkLoss::Frames(f) => f.loses(),
+            LinkLoss::Frames(f) => f.loses(cell),
         };
         if lost {
             self.stats.lost_on_link += 1;
@@ -1003,7 +984,7 @@ mod frame_loss_tests {
                     }
                     Offer::Dropped(r) => panic!("dropped: {r:?}"),
                 }
-                p.loses_cell()
+                p.loses_cell(&c)
             })
             .collect()
     }

@@ -333,11 +333,11 @@ impl Simulation {
         // each source goes alone, a cell per event.
         b.source_groups.clear();
         for (h, members) in sources_on.into_iter().enumerate() {
-            let adapter = b.hosts[h].port.map(|p| p.idx());
-            let alone = members.len() == senders[h] as usize && !adapter.is_some_and(|a| probed.contains(&a));
             if members.is_empty() {
                 continue;
             }
+            let adapter = b.hosts[h].port.map(|p| p.idx());
+            let alone = members.len() == senders[h] as usize && !adapter.is_some_and(|a| probed.contains(&a));
             if elide && alone {
                 let next = vec![None; members.len()];
                 b.source_groups.push(SourceGroup { members, next, batch: 64 });

@@ -26,7 +26,7 @@ impl Simulation {
     /// would arrive after the end of the run stay on the link.
     #[inline]
     pub(super) fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
-        if self.ports[p.idx()].loses_cell() {
+        if self.ports[p.idx()].loses_cell(&cell) {
             self.settle_lost(cell);
             return;
         }
