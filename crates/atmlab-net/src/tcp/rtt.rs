@@ -16,7 +16,7 @@
 //! * **RFC 6298**: SRTT and RTTVAR in continuous time, RTO = SRTT +
 //!   max(G, 4 RTTVAR), at least 1 s, 1 s before the first sample.
 //!
-//! The two integer models (ns-2, 4.4BSD-Lite):
+//! The integer models (ns-2, 4.4BSD-Lite, 4.3BSD-Tahoe):
 //!
 //! * a sample is counted in whole timer ticks the way a BSD clock would:
 //!   `m = floor((rtt + phase) / tick)`, where `phase` is the send time's
