@@ -191,27 +191,29 @@ impl<E: Copy> EventQueue<E> {
         let e = self.heap[i];
         loop {
             let first = ARITY * i + 1;
-            if first >= n {
-                break;
-            }
-            let best = if first + ARITY <= n {
+            let best = if let Some(h) = self.heap.get(first..first + ARITY) {
                 // All four children: a tournament of selects, no branches.
-                let h = &self.heap[first..first + ARITY];
-                let a = first + usize::from(h[1].order < h[0].order);
-                let b = first + 2 + usize::from(h[3].order < h[2].order);
-                if self.heap[b].order < self.heap[a].order { b } else { a }
-            } else {
+                let a = usize::from(h[1].order < h[0].order);
+                let b = 2 + usize::from(h[3].order < h[2].order);
+                let m = if h[b].order < h[a].order { b } else { a };
+                if !h[m].before(&e) {
+                    break;
+                }
+                first + m
+            } else if first < n {
                 let mut best = first;
                 for c in first + 1..n {
                     if self.heap[c].before(&self.heap[best]) {
                         best = c;
                     }
                 }
+                if !self.heap[best].before(&e) {
+                    break;
+                }
                 best
-            };
-            if !self.heap[best].before(&e) {
+            } else {
                 break;
-            }
+            };
             self.heap[i] = self.heap[best];
             i = best;
         }

@@ -77,19 +77,14 @@ impl fmt::Debug for BitRate {
 ///
 /// A boundary beyond 2^64 ps (a long queue on a very slow link) is
 /// [`SimTime::MAX`], "never": later than the end of any run.
+///
+/// A clock is a [`SlotGrid`] (the constants) and a [`SlotPos`] (where it
+/// is); holders of several positions on one grid (a port's head and tail)
+/// keep the grid once and the positions apart.
 #[derive(Clone, Debug)]
 pub struct SlotClock {
-    epoch: u64,
-    period_num: u128, // P
-    rate: u64,        // R
-    q: u64,           // P / R
-    r: u64,           // P % R
-    k: u64,
-    base: u64, // floor(k * P / R)
-    rem: u64,  // (k * P) % R
-    // R / P and P / R, for the estimates that spare `seek` its divisions
-    slots_per_ps: f64,
-    ps_per_slot: f64,
+    grid: SlotGrid,
+    pos: SlotPos,
 }
 
 impl SlotClock {
@@ -101,43 +96,102 @@ impl SlotClock {
 
     /// As [`new`](Self::new) with slot 0 starting at `epoch`.
     pub fn with_epoch(rate: BitRate, bits_per_slot: u64, epoch: SimTime) -> SlotClock {
-        assert!(bits_per_slot > 0, "a slot carries at least one bit");
-        let period_num = bits_per_slot as u128 * PS_PER_S as u128;
-        let r = rate.bps();
-        SlotClock {
-            epoch: epoch.as_ps(),
-            period_num,
-            rate: r,
-            q: u64::try_from(period_num / r as u128).expect("slot period overflow"),
-            r: (period_num % r as u128) as u64,
-            k: 0,
-            base: 0,
-            rem: 0,
-            slots_per_ps: r as f64 / period_num as f64,
-            ps_per_slot: period_num as f64 / r as f64,
-        }
+        SlotClock { grid: SlotGrid::new(rate, bits_per_slot, epoch), pos: SlotPos::default() }
     }
 
     /// Index of the current slot.
     pub fn slot(&self) -> u64 {
-        self.k
+        self.pos.k
     }
 
     /// Start of the current slot.
     #[inline]
     pub fn boundary(&self) -> SimTime {
-        SimTime::from_ps(self.epoch.saturating_add(self.base).saturating_add(u64::from(self.rem > 0)))
+        self.grid.boundary(&self.pos)
     }
 
     /// Moves to the next slot.
     #[inline]
     pub fn advance(&mut self) {
-        self.k += 1;
-        self.base = self.base.saturating_add(self.q);
-        self.rem += self.r;
-        if self.rem >= self.rate {
-            self.rem -= self.rate;
-            self.base = self.base.saturating_add(1);
+        self.grid.advance(&mut self.pos);
+    }
+
+    /// How many slots (from slot 0) start strictly before `t` (see
+    /// [`SlotGrid::slots_before`]).
+    pub fn slots_before(&self, t: SimTime) -> u64 {
+        self.grid.slots_before(t)
+    }
+
+    /// Moves forward to the first slot whose boundary is at or after `t`
+    /// (never backwards: a clock already at or past `t` stays where it is).
+    pub fn seek(&mut self, t: SimTime) {
+        self.grid.seek(&mut self.pos, t);
+    }
+}
+
+/// The constants of a grid of slots: slot `k` starts at `epoch + ceil(k * P
+/// / R)` ps (see [`SlotClock`]). 64 bytes, one cache line.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotGrid {
+    period_num: u128, // P
+    epoch: u64,
+    rate: u64, // R
+    q: u64,    // P / R
+    r: u64,    // P % R
+    // R / P and P / R, for the estimates that spare `seek` its divisions
+    slots_per_ps: f64,
+    ps_per_slot: f64,
+}
+
+/// A slot of a [`SlotGrid`]: its index and its boundary's integer part and
+/// remainder, so that moving to the next slot adds and never divides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlotPos {
+    k: u64,
+    base: u64, // floor(k * P / R)
+    rem: u64,  // (k * P) % R
+}
+
+impl SlotPos {
+    /// The slot's index.
+    #[inline]
+    pub fn slot(&self) -> u64 {
+        self.k
+    }
+}
+
+impl SlotGrid {
+    /// Slots of `bits_per_slot` bits at `rate`, slot 0 starting at `epoch`.
+    pub fn new(rate: BitRate, bits_per_slot: u64, epoch: SimTime) -> SlotGrid {
+        assert!(bits_per_slot > 0, "a slot carries at least one bit");
+        let period_num = bits_per_slot as u128 * PS_PER_S as u128;
+        let r = rate.bps();
+        SlotGrid {
+            epoch: epoch.as_ps(),
+            period_num,
+            rate: r,
+            q: u64::try_from(period_num / r as u128).expect("slot period overflow"),
+            r: (period_num % r as u128) as u64,
+            slots_per_ps: r as f64 / period_num as f64,
+            ps_per_slot: period_num as f64 / r as f64,
+        }
+    }
+
+    /// Start of slot `pos`.
+    #[inline]
+    pub fn boundary(&self, pos: &SlotPos) -> SimTime {
+        SimTime::from_ps(self.epoch.saturating_add(pos.base).saturating_add(u64::from(pos.rem > 0)))
+    }
+
+    /// Moves `pos` to the next slot.
+    #[inline]
+    pub fn advance(&self, pos: &mut SlotPos) {
+        pos.k += 1;
+        pos.base = pos.base.saturating_add(self.q);
+        pos.rem += self.r;
+        if pos.rem >= self.rate {
+            pos.rem -= self.rate;
+            pos.base = pos.base.saturating_add(1);
         }
     }
 
@@ -156,24 +210,24 @@ impl SlotClock {
         u64::try_from(k).unwrap_or(u64::MAX)
     }
 
-    /// Moves forward to the first slot whose boundary is at or after `t`
-    /// (never backwards: a clock already at or past `t` stays where it is).
-    pub fn seek(&mut self, t: SimTime) {
-        if self.boundary() >= t {
+    /// Moves `pos` forward to the first slot whose boundary is at or after
+    /// `t` (never backwards: a position at or past `t` stays where it is).
+    #[inline]
+    pub fn seek(&self, pos: &mut SlotPos, t: SimTime) {
+        if self.boundary(pos) >= t {
             return;
         }
         // Smallest k with ceil(k P / R) >= t - epoch, i.e. k P / R > t' - 1.
-        self.set_slot(self.slots_before(t));
-        debug_assert!(self.boundary() >= t);
+        *pos = self.at_slot(self.slots_before(t));
+        debug_assert!(self.boundary(pos) >= t);
     }
 
-    fn set_slot(&mut self, k: u64) {
+    /// Slot `k`.
+    fn at_slot(&self, k: u64) -> SlotPos {
         let kp = k as u128 * self.period_num;
-        self.k = k;
         let est = k as f64 * self.ps_per_slot;
         let base = floor_div_near(kp, self.rate as u128, est);
-        self.base = u64::try_from(base).unwrap_or(u64::MAX);
-        self.rem = (kp - base * self.rate as u128) as u64;
+        SlotPos { k, base: u64::try_from(base).unwrap_or(u64::MAX), rem: (kp - base * self.rate as u128) as u64 }
     }
 }
 
@@ -310,7 +364,7 @@ mod tests {
             c.seek(SimTime::from_ps(t));
             let kp = u128::from(c.slot()) * p;
             let base = u64::try_from(kp / rate as u128).unwrap_or(u64::MAX);
-            prop_assert_eq!((c.base, c.rem), (base, (kp % rate as u128) as u64));
+            prop_assert_eq!((c.pos.base, c.pos.rem), (base, (kp % rate as u128) as u64));
         }
 
         #[test]
