@@ -683,11 +683,7 @@ impl Port {
             }
             Ok(()) => {
                 self.accepted += 1;
-                let cell_queue = if self.per_vc_queues {
-                    cell.slot as usize
-                } else {
-                    self.queue_of[c] as usize
-                };
+                let cell_queue = if self.per_vc_queues { cell.slot as usize } else { self.queue_of[c] as usize };
                 match self.mode {
                     PortMode::Pipelined => self.pipeline(now, cell),
                     PortMode::Slotted => {
