@@ -227,6 +227,14 @@ impl<'a> Ctx<'a> {
         })?;
         let buffer = positive_cells(at("buffer"), buffer)?;
         let default_policy = over.and_then(|o| o.drop_policy.as_ref()).or(spec.port.drop_policy.as_ref());
+        if let Some(p) = default_policy
+            && p.categories.as_ref().is_some_and(Vec::is_empty)
+        {
+            return Err(err(
+                at("drop_policy.categories"),
+                "names no category: give at least one of cbr, vbr, abr, ubr",
+            ));
+        }
         let mut class_buffers = [None; 4];
         let mut policies = [DropPolicy::TailDrop(TailDrop); 4];
         let mut auto = Vec::new();
@@ -237,8 +245,18 @@ impl<'a> Ctx<'a> {
             class_buffers[c.index()] = own;
             let pool = own.unwrap_or(buffer);
             let (policy, ppath) = match class.and_then(|k| k.drop_policy.as_ref()) {
+                Some(p) if p.categories.is_some() => {
+                    return Err(err(
+                        cpath("drop_policy.categories"),
+                        format!(
+                            "a class's policy applies to its class ({c}) alone; name categories in the port's drop_policy"
+                        ),
+                    ));
+                }
                 Some(p) => (Some(p), cpath("drop_policy")),
-                None => (default_policy, at("drop_policy")),
+                // The port's policy covers the categories it names (UBR by
+                // default); the others tail-drop.
+                None => (default_policy.filter(|p| applies_to(p, c)), at("drop_policy")),
             };
             policies[c.index()] = match policy {
                 None => DropPolicy::TailDrop(TailDrop),
@@ -1027,6 +1045,12 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// The policy of `p` for a pool of `pool` cells; `frame` is the largest
 /// frame at the port, for `frame_cells = "auto"` (`None` before the VCs
 /// are known).
+/// Whether a port's `drop_policy` covers `category` (its `categories`, UBR
+/// by default).
+fn applies_to(p: &DropPolicySpec, category: ServiceCategory) -> bool {
+    p.categories.as_deref().map_or(category == ServiceCategory::Ubr, |cs| cs.contains(&category))
+}
+
 fn drop_policy(path: String, p: &DropPolicySpec, pool: u32, frame: Option<u64>) -> Result<DropPolicy, ScenarioError> {
     let kind = match p.kind {
         DropPolicyKind::TailDrop => "tail_drop",

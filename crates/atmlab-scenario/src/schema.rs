@@ -542,6 +542,11 @@ pub struct DropPolicySpec {
     /// ASX-200 does).
     #[serde(default)]
     pub keep_end_of_refused_frame: Option<bool>,
+    /// A port's policy: the service categories it applies to (default
+    /// UBR alone, as switches apply frame discard; the others tail-drop
+    /// unless their `classes` table names a policy). Not in a class's table.
+    #[serde(default)]
+    pub categories: Option<Vec<ServiceCategory>>,
 }
 
 /// `frame_cells`: a size in cells, or `"auto"`.

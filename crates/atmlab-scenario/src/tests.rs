@@ -450,3 +450,40 @@ fn test_frames_loss_errors_name_their_keys() {
     let (p, _) = path_of("{ kind = \"frame\", frames = [3] }");
     assert_eq!(p, "links[1].loss.kind");
 }
+
+#[test]
+fn test_a_ports_drop_policy_covers_the_categories_it_names() {
+    use atmlab_net::atm::{DropPolicy, ServiceCategory};
+    let kinds = |port_line: &str| {
+        let text = MINIMAL.replace("port = { buffer = \"100 cells\" }", port_line);
+        let sim = parse_toml(&text).unwrap().build(1, 0).unwrap();
+        let port = sim.ports().iter().find(|p| p.name == "sw->b").unwrap();
+        ServiceCategory::ALL.map(|c| matches!(port.config().policies[c.index()], DropPolicy::Epd(_)))
+    };
+    // UBR alone by default: EPD must not refuse a CBR voice frame.
+    let [cbr, vbr, abr, ubr] = kinds("port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\" } }");
+    assert!(ubr && !cbr && !vbr && !abr);
+    let [cbr, vbr, abr, ubr] =
+        kinds("port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\", categories = [\"abr\", \"ubr\"] } }");
+    assert!(ubr && abr && !cbr && !vbr);
+    // A class's own policy holds whatever the port's names.
+    let [cbr, _, _, ubr] = kinds(
+        "port = { buffer = \"100 cells\", drop_policy = { kind = \"tail_drop\" }, classes = { cbr = { drop_policy = { kind = \"epd\" } } } }",
+    );
+    assert!(cbr && !ubr);
+    let e = error_of(&MINIMAL.replace(
+        "port = { buffer = \"100 cells\" }",
+        "port = { buffer = \"100 cells\", classes = { cbr = { drop_policy = { kind = \"epd\", categories = [\"ubr\"] } } } }",
+    ));
+    assert_eq!(e.path, "switches[0].port.classes.cbr.drop_policy.categories", "{e}");
+    let e = error_of(&MINIMAL.replace(
+        "port = { buffer = \"100 cells\" }",
+        "port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\", categories = [] } }",
+    ));
+    assert_eq!(e.path, "switches[0].port.drop_policy.categories", "{e}");
+    let e = error_of(&MINIMAL.replace(
+        "port = { buffer = \"100 cells\" }",
+        "port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\", categories = [\"gold\"] } }",
+    ));
+    assert!(e.path.starts_with("switches[0].port.drop_policy"), "{e}");
+}
