@@ -79,7 +79,7 @@ def _errors(means: list[float], cis: list[float], lo: float, hi: float) -> list[
     below 0)."""
     below, above = [], []
     for m, c in zip(means, cis, strict=True):
-        c = 0.0 if c is None or math.isnan(c) else c
+        c = 0.0 if c is None or math.isnan(c) or math.isnan(m) else c
         below.append(max(0.0, min(c, m - lo)))
         above.append(max(0.0, min(c, hi - m)))
     return [below, above]
