@@ -361,8 +361,8 @@ def _html(db: Path, sections: list[tuple[str, list[Figure], pd.DataFrame | None,
         "figure{margin:0}figcaption{font-size:0.85em;color:#444}img{width:100%;height:auto}"
         ".scroll{overflow-x:auto;max-width:100%}"
         "table{border-collapse:collapse;font-size:0.85em;font-variant-numeric:tabular-nums}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}"
-        "th{background:#f4f4f4}</style></head><body>",
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td{white-space:nowrap}"
+        "th{background:#f4f4f4;min-width:4em;max-width:11em;vertical-align:bottom}</style></head><body>",
         f"<h1>atmlab report</h1><p>Results database: <code>{html.escape(str(db))}</code></p>",
     ]
     if not sections:
