@@ -459,7 +459,7 @@ def _need_parquet() -> None:
 @click.option("--list", "listing", is_flag=True, help="List the sweeps in the database and stop.")
 @click.option("--status", type=click.Choice(["ok", "failed"]), default=None, help="Only runs with this status.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the table as CSV (swept quantities and metrics in base units, named in the headers).")
+              help="Write the table as CSV (numbers in base units; a swept quantity's unit in its header).")
 @click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the table as Parquet (needs the parquet extra: pip install 'atmlab[parquet]').")
 @click.option("--all-metrics", is_flag=True, help="Also per-connection, per-flow and per-port metrics.")
