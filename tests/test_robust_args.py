@@ -192,7 +192,7 @@ def test_an_unexpected_error_is_one_line_too(monkeypatch, tmp_path):
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise TypeError("a bug")
 
-    monkeypatch.setattr(atmlab.cli, "load_results", broken)
+    monkeypatch.setattr(atmlab.cli, "_which_sweep", broken)  # the first thing `results` does
     r = invoke("results", "--db", str(tmp_path / "r.sqlite"))
     assert r.exit_code == 2 and isinstance(r.exception, SystemExit)
     assert r.stderr.strip() == ("error: internal error (a bug in atmlab; please report it, with ATMLAB_TRACEBACK=1 "

@@ -100,7 +100,10 @@ def test_exports(tmp_path, two_hosts, cli):
     csv = pd.read_csv(tmp_path / "r.csv")
     pq = pd.read_parquet(tmp_path / "r.parquet")
     assert len(csv) == len(pq) == 6
-    assert {"run_id", "scenario_hash", "replication", "seed", "status", "n", "delay"} <= set(csv.columns)
+    # A swept quantity's header says its unit; its values are numbers in that unit.
+    assert {"run_id", "scenario_hash", "replication", "seed", "status", "n", "delay (s)"} <= set(csv.columns)
+    assert set(csv["delay (s)"]) == {5e-6, 1e-3} and set(pq["delay (s)"]) == {5e-6, 1e-3}
+    assert list(csv["point"]) == sorted(csv["point"])
     p = cli("results", "--db", str(tmp_path / "missing.sqlite"))
     assert p.returncode == 2 and "no results database" in p.stderr
 

@@ -75,3 +75,80 @@ def run(quick: bool = False) -> dict[str, Any]:
             for key, m in scenarios.items()
         },
     }
+
+
+# ------------------------------------------------------------ start-up and small-run overhead
+
+# A scenario small enough that its run is nothing next to the command around it:
+# one voice stream (80 bytes every 10 ms) through one switch, for 1 s.
+SMALL_SCENARIO = """\
+name = "bench_small"
+description = "one voice stream through one switch, 1 s (atmlab bench's small run)"
+[simulation]
+duration = "1 s"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "sw"
+port = { buffer = "1000 cells" }
+[[links]]
+between = ["a", "sw"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[links]]
+between = ["sw", "b"]
+rate = "155.52 Mbit/s"
+delay = "5 us"
+[[vcs]]
+name = "v"
+path = ["a", "sw", "b"]
+[[apps]]
+kind = "udp_cbr"
+name = "voice"
+vc = "v"
+payload = "80 bytes"
+interval = "10 ms"
+"""
+
+# (label, command-line arguments, repetitions); "{small}" is the small scenario's file.
+OVERHEAD: tuple[tuple[str, tuple[str, ...], int], ...] = (
+    ("atmlab --version", ("--version",), 5),
+    ("atmlab run SMALL", ("run", "{small}"), 5),
+    ("atmlab sweep SMALL (1 run)", ("sweep", "{small}"), 5),
+    ("atmlab reproduce kpn --quick -j1", ("reproduce", "kpn", "--quick", "-j1"), 1),
+    ("atmlab reproduce kpn --quick -j2", ("reproduce", "kpn", "--quick", "-j2"), 1),
+)
+
+
+def overhead(quick: bool = False) -> dict[str, Any]:
+    """Wall time of whole commands as a user types them, each in a new
+    process in a fresh folder (so a sweep or reproduction runs, none is
+    skipped): the start-up (``--version``), a run and a 1-run sweep of a
+    1-second scenario, and ``reproduce kpn --quick`` with one and two
+    workers. The median of the repetitions (one with `quick`)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    out: dict[str, Any] = {}
+    env = {**os.environ, "ATMLAB_TRACEBACK": "1"}
+    with tempfile.TemporaryDirectory(prefix="atmlab-bench-") as tmp:
+        small = Path(tmp) / "small.toml"
+        small.write_text(SMALL_SCENARIO, encoding="utf-8")
+        for label, args, reps in OVERHEAD:
+            times = []
+            for _ in range(1 if quick else reps):
+                with tempfile.TemporaryDirectory(dir=tmp) as cwd:
+                    argv = [sys.executable, "-m", "atmlab.cli", *(a.format(small=small) for a in args)]
+                    t0 = time.perf_counter()
+                    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+                    times.append(time.perf_counter() - t0)
+                    if p.returncode != 0:
+                        raise RuntimeError(f"{label} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+            out[label] = {"wall_s": statistics.median(times), "runs_wall_s": times}
+    return out

@@ -32,7 +32,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, reproduce as reproduce_mod
+from . import __version__, display, reproduce as reproduce_mod
 from .api import run as run_scenario
 from .errors import INT64_MAX, AtmlabError, out_of_range
 from .result import Result
@@ -289,20 +289,30 @@ def scenarios() -> None:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--quick", is_flag=True, help="A shorter baseline (for smoke tests).")
-def bench(as_json: bool, quick: bool) -> None:
-    """Measure simulation speed in cell-hops per wall-clock second.
+@click.option("--quick", is_flag=True, help="A shorter baseline, each command timed once (for smoke tests).")
+@click.option("--overhead/--no-overhead", default=True, show_default=True,
+              help="Also time whole commands: start-up, a small run, a 1-run sweep, reproduce kpn --quick.")
+def bench(as_json: bool, quick: bool, overhead: bool) -> None:
+    """Measure simulation speed in cell-hops per wall-clock second, and the
+    time of whole commands around small runs.
 
     Runs the bare event loop (no protocol logic) before and after the
     nsource_lan and nsource_wan scenarios (TCP and all metrics on) and
     tcp-abr/wan (97-0177R2's WAN: TCP over ABR with ERICA+ and video),
     single core, and prints each figure and its ratio to the bare loop.
+    Then times, each in a new process, `atmlab --version`, `atmlab run` and
+    a 1-run `atmlab sweep` of a 1-second voice scenario, and `atmlab
+    reproduce kpn --quick` with one and two workers (the median of five,
+    one for the reproductions).
     """
     from . import bench as bench_mod
 
     if not as_json:
-        err.print(f"running the baseline, {', '.join(bench_mod.SCENARIOS.values())}, baseline ...")
+        err.print(f"running the baseline, {', '.join(bench_mod.SCENARIOS.values())}, baseline"
+                  + (", then the commands ..." if overhead else " ..."))
     res = bench_mod.run(quick=quick)
+    if overhead:
+        res["commands"] = bench_mod.overhead(quick=quick)
     if as_json:
         click.echo(json.dumps(res, indent=2))
         return
@@ -317,6 +327,15 @@ def bench(as_json: bool, quick: bool) -> None:
                   f"{s['cell_hops_per_s'] / 1e6:.2f}", f"{s['vs_baseline']:.2f}")
     out.print(t)
     out.print(f"bare loop before / after: {runs} M cell-hops/s (spread {b['spread']:.1%})")
+    if overhead:
+        c = Table(title="whole commands (wall time, median)", title_justify="left", title_style="bold")
+        c.add_column("command")
+        c.add_column("wall s", justify="right")
+        c.add_column("runs (s)", justify="right")
+        for label, m in res["commands"].items():
+            c.add_row(label.replace("SMALL", "(1 s voice scenario)"), f"{m['wall_s']:.2f}",
+                      ", ".join(f"{x:.2f}" for x in m["runs_wall_s"]))
+        out.print(c)
     if res["build"] != "release":
         err.print("[yellow]warning:[/] the extension is a debug build; figures are not meaningful")
 
@@ -378,60 +397,161 @@ def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: in
         sys.exit(130)
     summary = s.summary(db, metrics=list(SUMMARY_METRICS))
     if not summary.empty:
-        _print_summary(summary, s.param_names)
+        _print_summary(summary, s.param_names, summary.attrs.get("units"))
     if outcome.failed:
         sys.exit(1)
 
 
-@main.command(help="List the runs in a results database, or export them (one row per run).")
+def _which_sweep(db: Path, sweep_name: str | None, every: bool) -> tuple[str | None, str]:
+    """The sweep `results` and `report` work on: `sweep_name`, every one
+    (`every`: None), or the one stored last; and a note saying which, when
+    the database holds more than one."""
+    from .store import Store
+
+    if sweep_name and every:
+        raise click.UsageError("give --sweep NAME or --all, not both")
+    with Store(db) as store:
+        info = store.sweep_info()
+    names = [i.name for i in info]
+    if every:
+        return None, f"all {len(names)} sweeps" if len(names) > 1 else ""
+    if sweep_name is not None:
+        if sweep_name not in names:
+            raise AtmlabError(f"{db}: no sweep named {sweep_name!r} (it holds: {', '.join(names) or 'none'}; "
+                              "--list lists them)")
+        return sweep_name, ""
+    if not names:
+        return None, ""
+    latest = names[-1]
+    if len(names) == 1:
+        return latest, ""
+    return latest, (f"sweep {latest}, the latest of {len(names)} in {db} (--sweep NAME for another, --all for "
+                    "every one; atmlab results --list lists them)")
+
+
+def _print_sweep_list(db: Path) -> None:
+    from .store import Store
+
+    with Store(db) as store:
+        info = store.sweep_info()
+    t = Table(title=f"{len(info)} sweep{'s' if len(info) != 1 else ''} in {db}, the latest last", title_justify="left", title_style="bold")
+    for c in ("sweep", "points", "runs", "failed", "last run finished (UTC)"):
+        t.add_column(c, justify="left" if c == "sweep" else "right")
+    for i in info:
+        t.add_row(i.name, display.number(i.points), display.number(i.runs), display.number(i.runs - i.ok),
+                  (i.last_finished_at or "")[:19].replace("T", " "))
+    out.print(t)
+
+
+def _need_parquet() -> None:
+    import importlib.util
+
+    if not any(importlib.util.find_spec(m) is not None for m in ("pyarrow", "fastparquet")):
+        raise AtmlabError("--parquet needs atmlab's parquet extra: pip install 'atmlab[parquet]'")
+
+
+@main.command(help="List the runs of a sweep in a results database, or export them (one row per run, in point "
+              "order). By default the sweep stored last; --sweep NAME or --all for others, --list to list them.")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="Results database.")
-@click.option("--sweep", "sweep_name", default=None, help="Only this sweep (the scenario name).")
+@click.option("--sweep", "sweep_name", default=None, help="This sweep (the scenario name) rather than the latest.")
+@click.option("--all", "every", is_flag=True, help="Every sweep in the database.")
+@click.option("--list", "listing", is_flag=True, help="List the sweeps in the database and stop.")
 @click.option("--status", type=click.Choice(["ok", "failed"]), default=None, help="Only runs with this status.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the table as CSV.")
+              help="Write the table as CSV (numbers in base units; a swept quantity's unit in its header).")
 @click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the table as Parquet.")
+              help="Write the table as Parquet (needs the parquet extra: pip install 'atmlab[parquet]').")
 @click.option("--all-metrics", is_flag=True, help="Also per-connection, per-flow and per-port metrics.")
-def results(db: Path, sweep_name: str | None, status: str | None, csv_path: Path | None,
-            parquet_path: Path | None, all_metrics: bool) -> None:
-    df = load_results(db, sweep=sweep_name, status=status, all_metrics=all_metrics)
-    if csv_path:
-        df.to_csv(csv_path, index=False)
-        out.print(f"wrote {len(df)} runs to {csv_path}")
+def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status: str | None,
+            csv_path: Path | None, parquet_path: Path | None, all_metrics: bool) -> None:
+    if listing:
+        _print_sweep_list(db)
+        return
     if parquet_path:
-        df.to_parquet(parquet_path, index=False)
-        out.print(f"wrote {len(df)} runs to {parquet_path}")
-    if not csv_path and not parquet_path:
-        hidden = {"sweep", "error", "atmlab_version", "git_commit", "git_dirty", "started_at", "finished_at", "events",
-                  "cell_hops", "switch_cells_offered", "switch_cells_dropped", "link_cells_lost"}
-        shown = df.drop(columns=[c for c in df.columns if c in hidden]).copy()
-        if "scenario_hash" in shown:
-            shown["scenario_hash"] = shown["scenario_hash"].str[:8]
-        if "tcp_goodput_bps" in shown:
-            shown["tcp_goodput_bps"] = shown["tcp_goodput_bps"] / 1e6
-            shown = shown.rename(columns={"tcp_goodput_bps": "goodput Mbit/s"})
-        sweeps = ", ".join(sorted(df["sweep"].unique())) if "sweep" in df else ""
-        _print_frame(shown, title=f"{len(df)} runs in {db}" + (f" (sweeps: {sweeps})" if sweeps else "")
-                     + "; --csv or --parquet for every column")
+        _need_parquet()
+    chosen, note = _which_sweep(db, sweep_name, every)
+    df = load_results(db, sweep=chosen, status=status, all_metrics=all_metrics)
+    if note:
+        out.print(note, soft_wrap=True)
+    if csv_path or parquet_path:
+        table = _with_units(df)
+        if csv_path:
+            table.to_csv(csv_path, index=False)
+            out.print(f"wrote {len(df)} runs to {csv_path}")
+        if parquet_path:
+            table.to_parquet(parquet_path, index=False)
+            out.print(f"wrote {len(df)} runs to {parquet_path}")
+        return
+    _print_runs(df, title=f"{len(df)} runs" + (f" of {chosen}" if chosen else "") + f" in {db}; --csv or "
+                "--parquet for every column")
 
 
-@main.command(help="Write figures (PNG) and a self-contained HTML page from a results database.")
+def _with_units(df: "pd.DataFrame") -> "pd.DataFrame":
+    """The exported table: a swept quantity's column says its unit
+    (``buffer (cells)``, ``delay (s)``); the values stay numbers in base units."""
+    units = df.attrs.get("units", {})
+    return df.rename(columns={c: display.header(c, u) for c, u in units.items() if c in df.columns})
+
+
+def _print_runs(df: "pd.DataFrame", title: str) -> None:
+    """The runs as a table that fits the terminal: identity, swept values
+    and the main metrics, each column scaled to one SI prefix."""
+    from .sweep import RESULT_COLUMNS
+
+    params = [c for c in df.columns if c not in RESULT_COLUMNS and "." not in c]
+    metric_cols = [m for m in SUMMARY_METRICS if m in df and df[m].notna().any()]
+    if "tcp_goodput_bps" in metric_cols and "efficiency" not in metric_cols:
+        metric_cols.remove("tcp_goodput_bps")  # no TCP in these runs: a column of zeros says nothing
+    units = {**df.attrs.get("units", {}), **df.attrs.get("metric_units", {})}
+    failed = "status" in df and (df["status"] != "ok").any()
+    cols: list[tuple[str, list[str]]] = []
+    if df["sweep"].nunique() > 1:
+        cols.append(("sweep", df["sweep"].astype(str).tolist()))
+    cols += [("run", [display.number(v) for v in df["run_id"]]), ("point", [display.number(v) for v in df["point"]]),
+             ("rep", [display.number(v) for v in df["replication"]])]
+    for c in params:
+        values, shown = display.column(df[c].tolist(), units.get(c))
+        cols.append((display.header(c, shown), values))
+    for m in metric_cols:
+        values, shown = display.column(df[m].tolist(), units.get(m))
+        cols.append((display.metric_header(m, shown), values))
+    if failed:
+        cols.append(("status", df["status"].astype(str).tolist()))
+        cols.append(("error", df["error"].fillna("").astype(str).tolist()))
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for name, _ in cols:
+        t.add_column(name, justify="left" if name in ("sweep", "status", "error") else "right",
+                     overflow="fold" if name == "error" else "ellipsis")
+    for i in range(len(df)):
+        t.add_row(*[escape(values[i]) for _, values in cols])
+    out.print(t)
+
+
+@main.command(help="Write figures (PNG) and a self-contained HTML page for a sweep of a results database: by "
+              "default the sweep stored last; --sweep NAME or --all for others.")
 @click.option("--db", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=DEFAULT_DB,
               show_default=True, help="Results database.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for the figures and index.html.")
-@click.option("--sweep", "sweep_name", default=None, help="Only this sweep.")
+@click.option("--sweep", "sweep_name", default=None, help="This sweep (the scenario name) rather than the latest.")
+@click.option("--all", "every", is_flag=True, help="Every sweep in the database.")
 @click.option("--x", default=None, help="Parameter on the x axis (default: the first swept).")
 @click.option("--group", default=None, help="Parameter giving one line each (default: the second swept).")
-@click.option("--metric", "metrics", multiple=True, help="Metric to plot (repeatable; default: the main ones).")
+@click.option("--metric", "metrics", multiple=True,
+              help="Metric to plot (repeatable; default: the main ones). A per-item metric names its item "
+                   "(connections.tcp0.goodput_bps) or all of them with * (connections.*.goodput_bps); an unknown "
+                   "name is an error that lists the valid ones.")
 @click.option("--run", "run_id", type=WholeNumber(1), default=None, help="Plot this run's time series.")
-def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group: str | None,
+def report(db: Path, out_dir: Path, sweep_name: str | None, every: bool, x: str | None, group: str | None,
            metrics: tuple[str, ...], run_id: int | None) -> None:
+    chosen, note = _which_sweep(db, sweep_name, every)
     from . import report as report_mod  # matplotlib: imported only when needed
 
+    if note:
+        out.print(note, soft_wrap=True)
     try:
-        page = report_mod.build(db, out_dir, sweep=sweep_name, x=x, group=group, metrics=list(metrics) or None,
+        page = report_mod.build(db, out_dir, sweep=chosen, x=x, group=group, metrics=list(metrics) or None,
                                 run_id=run_id)
     except KeyError as e:
         raise AtmlabError(str(e.args[0])) from None
@@ -439,22 +559,41 @@ def report(db: Path, out_dir: Path, sweep_name: str | None, x: str | None, group
     out.print(f"wrote {page} and {len(figs)} figures")
 
 
-def _print_summary(summary: "pd.DataFrame", params: list[str]) -> None:
-    """Per point: the parameters, the number of runs, and each metric as mean +/- CI half-width."""
+def _print_summary(summary: "pd.DataFrame", params: list[str], units: dict[str, str] | None = None) -> None:
+    """Per point: the parameters, the number of runs, and each metric as
+    mean +/- CI half-width, scaled to one SI prefix per column."""
+    units = units or {}
     t = Table(title="per point: mean +/- 95% CI half-width", title_justify="left", title_style="bold")
-    metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary]
-    for c in [*params, "runs"]:
-        t.add_column(c, justify="right")
+    metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary and summary[f"{m}_mean"].notna().any()]
+    if "tcp_goodput_bps" in metrics and "efficiency" not in metrics:
+        metrics.remove("tcp_goodput_bps")  # no TCP: a column of zeros says nothing
+    cols: list[tuple[str, list[str]]] = []
+    for c in params:
+        if c in summary:
+            values, shown = display.column(summary[c].tolist(), units.get(c))
+            cols.append((display.header(c, shown), values))
+    cols.append(("runs", [display.number(v) for v in summary["runs"]]))
     for m in metrics:
-        t.add_column("goodput Mbit/s" if m == "tcp_goodput_bps" else m.replace("_", " "), justify="right")
-    for _, row in summary.iterrows():
-        cells = [_cell(row[c]) for c in [*params, "runs"] if c in row]
-        for m in metrics:
-            scale = 1e-6 if m == "tcp_goodput_bps" else 1.0
-            mean, ci = row[f"{m}_mean"] * scale, row[f"{m}_ci95"] * scale
-            cells.append("" if mean != mean else (f"{mean:.4g}" if ci != ci else f"{mean:.4g} +/- {ci:.2g}"))
-        t.add_row(*cells)
+        means, cis = summary[f"{m}_mean"].tolist(), summary[f"{m}_ci95"].tolist()
+        factor, shown = display.scale(means, _metric_unit(m))
+        cells = []
+        for mean, ci in zip(means, cis, strict=True):
+            text = display.number(mean * factor)
+            if text and ci == ci:
+                text += f" +/- {display.number(ci * factor, 2)}"
+            cells.append(text)
+        cols.append((display.metric_header(m, shown), cells))
+    for name, _ in cols:
+        t.add_column(name, justify="right", no_wrap=True)
+    for i in range(len(summary)):
+        t.add_row(*[values[i] for _, values in cols])
     out.print(t)
+
+
+def _metric_unit(m: str) -> str | None:
+    from .metrics import unit
+
+    return unit(m)
 
 
 def _print_frame(df: "pd.DataFrame", title: str) -> None:
@@ -486,8 +625,9 @@ _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases el
                    "default: the study's (kpn, bundling 1; 97-0177 5; 97-0424 6; expert 10), 1 with --quick.")
 @click.option("--seed", type=SEED, default=None,
               help="Master seed (default: each scenario's simulation.seed).")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
-              help="Results database (SQLite; created if missing).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Results database (SQLite; created if missing). Default: atmlab.sqlite in the study's folder "
+                   "(results/STUDY/atmlab.sqlite), apart from your own sweeps.")
 @click.option("-j", "--jobs", type=COUNT, default=None,
               help="Worker processes (default: one per core; 1 runs in this process).")
 @click.option("--ci-target", type=click.FloatRange(0, 1, min_open=True), default=None,
@@ -495,26 +635,34 @@ _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases el
                    "of its tolerance (e.g. 0.25), up to --max-replications; stored runs are reused.")
 @click.option("--max-replications", type=COUNT, default=10, show_default=True,
               help="The most replications --ci-target may ask for.")
-def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None, db: Path,
-              jobs: int | None, ci_target: float | None, max_replications: int) -> None:
+def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None,
+              db: Path | None, jobs: int | None, ci_target: float | None, max_replications: int) -> None:
+    from .executors import make
+
     target = (ci_target, max_replications)
-    if study == "all":
-        _reproduce_all(out_path or Path("results"), quick, replications, seed, db, jobs, target)
-        return
-    entry = reproduce_mod.entry(study)
-    rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, jobs, target)
+    executor = make(jobs)  # one set of workers for every sweep of the command, started when first needed
+    try:
+        if study == "all":
+            _reproduce_all(out_path or Path("results"), quick, replications, seed, db, executor, target)
+            return
+        entry = reproduce_mod.entry(study)
+        rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, executor,
+                             target)
+    finally:
+        executor.close()
     _print_reproduction(rep)
     if rep.failures:
         err.print(f"{len(rep.failures)} runs failed; their configurations are missing from the table.")
         sys.exit(1)
 
 
-def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | None, seed: int | None, db: Path,
-                   jobs: int | None, target: tuple[float | None, int] = (None, 10)) -> Any:
+def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | None, seed: int | None,
+                   db: Path | None, executor: Any, target: tuple[float | None, int] = (None, 10)) -> Any:
     """Runs one study with a progress bar; exits 130 if interrupted."""
     reps = replications if replications is not None else reproduce_mod.default_replications(entry.id, quick)
-    options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=jobs, seed=seed,
-                                    ci_target=target[0], max_replications=max(target[1], reps))
+    options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=executor.jobs,
+                                    seed=seed, ci_target=target[0], max_replications=max(target[1], reps),
+                                    executor=executor)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -546,14 +694,14 @@ def _print_reproduction(rep: Any) -> None:
         err.print(f"[red]failed[/] {failure}", soft_wrap=True)
 
 
-def _reproduce_all(out_dir: Path, quick: bool, replications: int | None, seed: int | None, db: Path,
-                   jobs: int | None, target: tuple[float | None, int] = (None, 10)) -> None:
+def _reproduce_all(out_dir: Path, quick: bool, replications: int | None, seed: int | None, db: Path | None,
+                   executor: Any, target: tuple[float | None, int] = (None, 10)) -> None:
     """Every study in turn, each into its own folder under `out_dir`, then
     one agreement summary."""
     rows = []
     failed = 0
     for entry in reproduce_mod.REGISTRY:
-        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, jobs, target)
+        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, executor, target)
         out.print(f"[bold]{rep.title}[/]")
         if rep.summary:
             out.print(rep.summary, soft_wrap=True)

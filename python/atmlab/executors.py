@@ -1,7 +1,10 @@
 """Where runs execute: in this process, in a local process pool, or on a
 Dask distributed cluster. Every executor maps the same pure function,
 :func:`execute`, over run specifications and yields the records as they
-finish; only the caller writes to the results database.
+finish; only the caller writes to the results database. A command makes
+one executor (:func:`make`) and runs all its sweeps on it: a reproduction of
+many grids starts its worker processes once, when the first batch of more
+than one run needs them.
 
 A failure inside one run never stops a sweep: :func:`execute` turns every
 error of a run (a scenario the core refuses, the memory guard, a panic in
@@ -258,10 +261,9 @@ class DaskCluster:
     in the worker exits the process when the pipe closes."""
 
     def __init__(self, address: str, jobs: int | None = None) -> None:
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError as e:  # pragma: no cover - dask is a dependency
-            raise RuntimeError("the Dask executor needs dask[distributed] (pip install 'dask[distributed]')") from e
+        require_dask()
+        from dask.distributed import Client, LocalCluster
+
         self._cluster = None
         if address == "local":
             self._cluster = LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1,
@@ -294,10 +296,57 @@ class DaskCluster:
             self._cluster.close()
 
 
-def make(jobs: int | None = None, dask: str | None = None) -> Executor:
-    """The executor for ``--jobs`` and ``--dask``."""
-    if dask:
-        return DaskCluster(dask, jobs)
-    if jobs == 1:
-        return InProcess()
-    return LocalPool(jobs)
+DASK_EXTRA = "the Dask executor (--dask) needs atmlab's dask extra: pip install 'atmlab[dask]'"
+
+
+def require_dask() -> None:
+    """Raises an :class:`AtmlabError` naming the extra to install if
+    dask.distributed is missing."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("dask.distributed") is not None
+    except ImportError:  # no dask at all
+        found = False
+    if not found:
+        raise AtmlabError(DASK_EXTRA)
+
+
+class Shared:
+    """The executor of one command (``--jobs``, ``--dask``), shared by every
+    sweep the command runs and made when first needed: a local pool or a
+    Dask client is started once per command, not once per sweep, and not at
+    all for a batch of a single run, which runs in this process (starting
+    workers would cost more than the run). ``--jobs 1`` runs everything in
+    this process."""
+
+    def __init__(self, jobs: int | None = None, dask: str | None = None) -> None:
+        if dask:
+            require_dask()  # before anything is opened or started
+        self.jobs, self.dask = jobs, dask
+        self._executor: Executor | None = InProcess() if jobs == 1 and not dask else None
+
+    @property
+    def name(self) -> str:
+        if self._executor is not None:
+            return self._executor.name
+        return "in-process (one run)"
+
+    def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
+        specs = list(specs)
+        if self._executor is None:
+            if len(specs) <= 1 and not self.dask:
+                yield from InProcess().map(specs)
+                return
+            self._executor = DaskCluster(self.dask, self.jobs) if self.dask else LocalPool(self.jobs)
+        yield from self._executor.map(specs)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+
+
+def make(jobs: int | None = None, dask: str | None = None) -> Shared:
+    """The executor of a command's ``--jobs`` and ``--dask`` (see :class:`Shared`);
+    a missing dask extra is an :class:`AtmlabError` saying what to install."""
+    return Shared(jobs, dask)

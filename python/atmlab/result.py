@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Result:
@@ -84,6 +85,8 @@ class Result:
                 f"efficiency={eff} fairness={fair} clr={self.cell_loss_ratio:.2e}>")
 
     def _table(self, key: str, index: str = "name") -> pd.DataFrame:
+        import pandas as pd  # imported when a table is first asked for
+
         df = pd.DataFrame(self.raw.get(key, []))
         if index in df.columns:
             df = df.set_index(index)

@@ -24,17 +24,20 @@ import json
 import math
 import os
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import metrics, quantity
 from .errors import ResultsDatabaseError
 from .records import RunRecord
 from .result import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # 2: runs.params_typed, the swept values as numbers with their unit. A
 # version-1 database is migrated when a sweep opens it, and read as it is.
@@ -111,6 +114,18 @@ _FAULTS: dict[int, tuple[str, str]] = {
     sqlite3.SQLITE_LOCKED: ("another process holds it locked", f"wait for it to finish, or {_ELSEWHERE}"),
 }
 
+@dataclass(frozen=True)
+class SweepInfo:
+    """One sweep of a results database."""
+
+    name: str
+    runs: int
+    ok: int
+    points: int
+    last_run_id: int
+    last_finished_at: str | None
+
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -132,6 +147,15 @@ def _sqlite_cause(e: BaseException) -> sqlite3.Error | None:
     return e
 
 
+def _database_error(e: BaseException) -> bool:
+    """True for an SQLite error, or pandas' wrapping of one (pandas is
+    imported only where a table is read)."""
+    if isinstance(e, sqlite3.Error):
+        return True
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(e, pd.errors.DatabaseError)
+
+
 def _guarded(doing: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """Turns SQLite errors of a Store method into a ResultsDatabaseError
     saying what it was `doing`, what went wrong and what to do."""
@@ -141,7 +165,9 @@ def _guarded(doing: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
         def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
             try:
                 return method(*args, **kwargs)
-            except (sqlite3.Error, pd.errors.DatabaseError) as e:
+            except Exception as e:
+                if not _database_error(e):
+                    raise
                 store = args[0]
                 assert isinstance(store, Store)
                 raise store.failure(doing, e) from None
@@ -375,16 +401,35 @@ class Store:
         return [r[0] for r in self._db.execute("SELECT DISTINCT sweep FROM runs ORDER BY sweep")]
 
     @_guarded("read it")
+    def sweep_info(self) -> list[SweepInfo]:
+        """The sweeps the database holds, the one stored last at the end."""
+        rows = self._db.execute(
+            "SELECT sweep, COUNT(*), SUM(status = 'ok'), COUNT(DISTINCT point), MAX(run_id), MAX(finished_at) "
+            "FROM runs GROUP BY sweep ORDER BY MAX(run_id)").fetchall()
+        return [SweepInfo(name, int(n), int(ok or 0), int(points), int(last), finished)
+                for name, n, ok, points, last, finished in rows]
+
+    def latest_sweep(self) -> str | None:
+        """The sweep with the run stored last (None in a database without runs)."""
+        info = self.sweep_info()
+        return info[-1].name if info else None
+
+    @_guarded("read it")
     def runs(self, sweep: str | None = None, status: str | None = None, all_metrics: bool = False,
              run_id: int | None = None) -> pd.DataFrame:
         """One row per run: ``run_id, sweep, scenario_hash, point,
         replication, seed, status, error, wall_s``, then one column per swept
-        parameter, then the run-level metrics (every stored metric with
-        `all_metrics`). ``attrs["units"]`` holds the units of the swept
-        quantities (``{"buffer": "cells"}``), ``attrs["metric_units"]``
-        those of the metric columns (``{"tcp_goodput_bps": "bit/s",
-        "abr.vc0:forward.mean_acr_bps": "bit/s", "efficiency": "fraction"}``,
-        see :func:`atmlab.metrics.unit`)."""
+        parameter (numbers in base units where the value is a quantity),
+        then the run-level metrics (every stored metric with `all_metrics`).
+        Rows are in point order: sweep by sweep (in the order they were
+        first stored), then by point, seed and replication, whatever order
+        parallel workers finished in. ``attrs["units"]`` holds the units of
+        the swept quantities (``{"buffer": "cells"}``),
+        ``attrs["metric_units"]`` those of the metric columns
+        (``{"tcp_goodput_bps": "bit/s", "abr.vc0:forward.mean_acr_bps":
+        "bit/s", "efficiency": "fraction"}``, see :func:`atmlab.metrics.unit`)."""
+        import pandas as pd
+
         where, args = [], []
         if sweep is not None:
             where.append("sweep = ?")
@@ -399,7 +444,8 @@ class Store:
         typed_column = "params_typed" if self._version >= 2 else "NULL AS params_typed"
         runs = pd.read_sql_query(
             f"SELECT run_id, sweep, scenario_hash, point, replication, seed, status, error, wall_s, params, {typed_column}, "
-            f"atmlab_version, git_commit, git_dirty, started_at, finished_at FROM runs {clause} ORDER BY run_id",
+            f"atmlab_version, git_commit, git_dirty, started_at, finished_at FROM runs AS r {clause} "
+            "ORDER BY (SELECT MIN(run_id) FROM runs WHERE sweep = r.sweep), point, seed, replication, run_id",
             self._db, params=args,
         )
         if runs.empty:
@@ -437,6 +483,8 @@ class Store:
     @_guarded("read it")
     def series(self, run_id: int) -> pd.DataFrame:
         """The time series of a run, long form: name, kind, target, unit, t_s, value."""
+        import pandas as pd
+
         rows = []
         for name, kind, target, unit, t, v in self._db.execute(
             "SELECT name, kind, target, unit, t_s, values_json FROM series WHERE run_id = ? ORDER BY name", (run_id,)

@@ -21,17 +21,18 @@ import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from . import _core, expand
 from .errors import ArgumentError, ScenarioError, checked_int
-from .executors import make
+from .executors import Executor, make
 from .records import RunRecord, RunSpec
 from .scenario import ScenarioLike, core_error, load
 from .stats import summarize, summarize_frame, t_halfwidth
 from .store import DEFAULT_DB, RUN_METRICS, Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 # Columns of `results()` and `Sweep.summary()` that are not parameters: a
@@ -177,28 +178,35 @@ class Sweep:
         jobs: int | None = None,
         dask: str | None = None,
         progress: Callable[[Progress], None] | None = None,
+        executor: Executor | None = None,
     ) -> SweepOutcome:
         """Runs what is missing from `db`; see the class docs. Returns what it did.
         On KeyboardInterrupt, stops: every finished run is already stored.
         A database that cannot be used, or that fails while runs are stored
         (a full disk), is a :class:`ResultsDatabaseError`; the runs stored
-        before it stay."""
+        before it stay. `executor` (from :func:`atmlab.executors.make`) runs
+        several sweeps on one set of workers, which the caller closes;
+        without it the sweep makes its own from `jobs` and `dask`."""
         if jobs is not None:
             jobs = checked_int("jobs", jobs, 1)
         prov = provenance()
-        with Store(db, write=True) as store:  # first: a database that cannot be used starts no workers
-            executor = make(jobs, dask)
-            outcome = SweepOutcome(points=len(self.points), runs=0, executor=executor.name)
-            try:
-                batch = self.specs()
-                while batch:
-                    self._run_batch(store, executor, batch, prov, outcome, progress)
-                    batch = self._more_replications(store) if self.ci_target is not None else []
-            except KeyboardInterrupt:
-                outcome.interrupted = True
-            finally:
-                executor.close()
-            outcome.runs = int(len(self._runs(store)))
+        own = executor is None
+        runner = make(jobs, dask) if executor is None else executor  # a missing extra: before the database
+        try:
+            with Store(db, write=True) as store:
+                outcome = SweepOutcome(points=len(self.points), runs=0)
+                try:
+                    batch = self.specs()
+                    while batch:
+                        self._run_batch(store, runner, batch, prov, outcome, progress)
+                        batch = self._more_replications(store) if self.ci_target is not None else []
+                except KeyboardInterrupt:
+                    outcome.interrupted = True
+                outcome.executor = runner.name
+                outcome.runs = int(len(self._runs(store)))
+        finally:
+            if own:
+                runner.close()
         return outcome
 
     def _run_batch(self, store: Store, executor: Any, batch: list[RunSpec], prov: dict[str, Any],
@@ -269,7 +277,9 @@ class Sweep:
         runs = self.results(db, status="ok")
         metrics = metrics or [m for m in RUN_METRICS if m in runs.columns and runs[m].notna().any()]
         by = [c for c in self.param_names if c in runs.columns] or ["scenario_hash"]
-        return summarize_frame(runs, by, metrics)
+        out = summarize_frame(runs, by, metrics)
+        out.attrs["units"] = dict(runs.attrs.get("units", {}))  # of the swept quantities
+        return out
 
 
 def results(db: str | Path = DEFAULT_DB, *, sweep: str | None = None, status: str | None = None,

@@ -12,8 +12,12 @@ page ``docs/reproductions/<id>.md`` and the reference tables'
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
-from .kit import Agreement, Entry, Options, Progress, Reproduction, SweepsRun, run_sweeps
+from .entry import Entry
+
+if TYPE_CHECKING:
+    from .kit import Agreement, Options, Progress, Reproduction, SweepsRun, run_sweeps
 
 # Default replications (docs/experiments.md, "Replications of a reproduction"):
 # the runs at which 90 % of a study's compared values have a 95 % interval
@@ -43,6 +47,19 @@ REGISTRY: tuple[Entry, ...] = (
 
 __all__ = ["REGISTRY", "Agreement", "Entry", "Options", "Progress", "Reproduction", "SweepsRun", "default_replications",
            "entry", "names", "run", "run_sweeps", "studies"]
+
+
+_KIT = {"Agreement", "Options", "Progress", "Reproduction", "SweepsRun", "run_sweeps"}
+
+
+def __getattr__(name: str) -> Any:
+    """The kit's names, imported when first used (the kit needs pandas,
+    which the command line imports only when a command uses it)."""
+    if name in _KIT:
+        from . import kit
+
+        return getattr(kit, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def entry(name: str) -> Entry:

@@ -44,8 +44,10 @@ import pandas as pd
 from .. import quantity
 from ..result import Result
 from ..stats import summarize
-from ..store import DEFAULT_DB, Store
+from ..store import Store
+from ..executors import Executor, make
 from ..sweep import Progress as SweepProgress, Sweep
+from .entry import Entry
 
 # ------------------------------------------------------------ what a study says
 
@@ -260,6 +262,9 @@ class Progress(Protocol):
     def __call__(self, message: str, done: int | None = None, total: int | None = None) -> None: ...
 
 
+DB_NAME = "atmlab.sqlite"  # a reproduction's results database, in its folder
+
+
 @dataclass
 class Options:
     """What the command line asked for."""
@@ -267,7 +272,9 @@ class Options:
     out: Path
     quick: bool = False
     replications: int = 1
-    db: Path = DEFAULT_DB
+    # The results database; None: ``atmlab.sqlite`` in the study's folder
+    # (each reproduction keeps its runs apart from the user's own sweeps).
+    db: Path | None = None
     jobs: int | None = None
     seed: int | None = None
     # Add replications (doubling, up to max_replications) until every
@@ -275,6 +282,13 @@ class Options:
     # tolerance (``--ci-target``); None: just ``replications``.
     ci_target: float | None = None
     max_replications: int = 10
+    # The workers every sweep of the command runs on (atmlab.executors.make);
+    # None: reproduce() makes its own from `jobs` and closes it.
+    executor: Executor | None = None
+
+    def __post_init__(self) -> None:
+        if self.db is None:
+            self.db = self.folder / DB_NAME
 
     def csv_path(self, default_name: str) -> Path:
         """``--out`` may name the CSV or the folder for everything."""
@@ -297,8 +311,20 @@ def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Pr
     """Runs a reproduction's sweeps in turn (``(label, sweep)`` pairs) into
     ``options.db``, with one progress count over all of them; runs already
     in the database are skipped, so an interrupted reproduction resumes.
-    Stops at the first interrupted sweep."""
+    Stops at the first interrupted sweep. Every sweep runs on
+    ``options.executor`` (one set of workers for all), else on workers made
+    here for all of them."""
     total = sum(len(s.points) * s.replications for _, s in plan)
+    executor = options.executor or make(options.jobs)
+    try:
+        return _run_plan(plan, options, progress, executor, total)
+    finally:
+        if options.executor is None:
+            executor.close()
+
+
+def _run_plan(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Progress, executor: Executor,
+              total: int) -> SweepsRun:
     done = 0
     failures: list[str] = []
     for label, sweep in plan:
@@ -307,7 +333,7 @@ def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Pr
         def tick(p: SweepProgress, label: str = label, base: int = base) -> None:
             progress(f"{label}: {p.done + p.skipped}/{p.total + p.skipped}", base + p.skipped + p.done, total)
 
-        outcome = sweep.run(options.db, jobs=options.jobs, progress=tick)
+        outcome = sweep.run(options.db, progress=tick, executor=executor)
         done = base + len(sweep.points) * sweep.replications
         failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
         if outcome.interrupted:
@@ -526,6 +552,12 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
     With ``options.ci_target`` the replications double until every compared
     value's interval is narrow enough against its tolerance (or they reach
     ``options.max_replications``); the runs already stored are reused."""
+    if options.executor is None:  # one set of workers for every round of --ci-target
+        executor = make(options.jobs)
+        try:
+            return reproduce(entry, study, replace(options, executor=executor), progress)
+        finally:
+            executor.close()
     t0 = time.perf_counter()
     folder = options.folder
     folder.mkdir(parents=True, exist_ok=True)
@@ -560,7 +592,8 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
 
     agreement = _agreement(study, res, runs)
     agreement.wall_s = time.perf_counter() - t0
-    lines = [agreement.line(), agreement.speed(), f"{len(res.points)} configurations in {csv}"]
+    lines = [agreement.line(), agreement.speed(),
+             f"{len(res.points)} configurations in {csv}; the runs in {options.db}"]
     if wide_note:
         lines.insert(1, wide_note)
     if options.quick:
@@ -624,33 +657,3 @@ def _display(res: StudyResult) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFra
 def _write(df: pd.DataFrame, path: Path) -> Path:
     df.to_csv(path, index=False)
     return path
-
-
-# ------------------------------------------------------------ the registry
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A study in the registry: its id (the command-line name, the module
-    ``atmlab.reproduce.<id with _>``, the docs page
-    ``docs/reproductions/<id>.md``, the reference tables'
-    ``data/reference/<id>/``), other names it answers to (the document
-    number), a one-line title, the source document, and the replications
-    per configuration when the command line gives none."""
-
-    id: str
-    title: str
-    document: str
-    aliases: tuple[str, ...] = ()
-    default_replications: int = 1
-
-    @property
-    def module(self) -> str:
-        return f"atmlab.reproduce.{self.id.replace('-', '_')}"
-
-    def load(self) -> Study:
-        import importlib
-
-        return importlib.import_module(self.module).STUDY  # type: ignore[no-any-return]
-
-
