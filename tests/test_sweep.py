@@ -224,3 +224,21 @@ def test_results_come_in_point_order_whatever_order_the_runs_finished(tmp_path, 
     order = {p.scenario_hash: i for i, p in enumerate(sweep.points)}
     assert list(zip(runs.scenario_hash.map(order), runs.replication)) == sorted(
         (i, r) for i in range(len(sweep.points)) for r in range(2))
+
+
+def test_a_list_valued_sweep_summarizes_and_exports(tmp_path, cli, root):
+    # examples/voice_cbr.toml sweeps drop_policy.categories, a list: its
+    # values group, print and export as their JSON text (a list is no table
+    # key). The run is shortened; the point is the table, not the network.
+    import tomllib
+
+    sc = tomllib.loads((root / "scenarios/examples/voice_cbr.toml").read_text())
+    sc["simulation"]["duration"] = "50 ms"
+    db = tmp_path / "r.sqlite"
+    s = atmlab.Sweep(sc)
+    s.run(db, jobs=1)
+    key = "switches[*].port.drop_policy.categories"
+    assert list(s.summary(db)[key]) == ['["ubr"]', '["cbr", "ubr"]']
+    out = cli("results", "--db", str(db), "--csv", str(tmp_path / "r.csv"))
+    assert out.returncode == 0, out.stderr
+    assert list(pd.read_csv(tmp_path / "r.csv")[key]) == ['["ubr"]', '["cbr", "ubr"]']

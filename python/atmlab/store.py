@@ -453,7 +453,7 @@ class Store:
         typed = [quantity.from_json(json.loads(t)) if t else quantity.typed(json.loads(p))
                  for p, t in zip(runs.pop("params"), runs.pop("params_typed"), strict=True)]
         units = {k: v.unit for row in typed for k, v in row.items() if isinstance(v, quantity.Quantity)}
-        params = pd.DataFrame([{k: quantity.value(v) for k, v in row.items()} for row in typed], index=runs.index)
+        params = pd.DataFrame([{k: _cell(quantity.value(v)) for k, v in row.items()} for row in typed], index=runs.index)
         names = "" if all_metrics else " AND name IN (" + ",".join("?" * len(RUN_METRICS)) + ")"
         margs = [] if all_metrics else list(RUN_METRICS)
         ids = ",".join(str(int(i)) for i in runs.run_id)
@@ -499,3 +499,10 @@ class Store:
         if row is None:
             raise KeyError(scenario_hash)
         return dict(json.loads(row[0]))
+
+
+def _cell(v: Any) -> Any:
+    """A swept value as a table cell: a list or table (a swept
+    `drop_policy.categories`, say) as its JSON text, which groups, sorts and
+    exports like the scalars."""
+    return json.dumps(v) if isinstance(v, (list, dict)) else v
