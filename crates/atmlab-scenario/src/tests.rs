@@ -450,3 +450,53 @@ fn test_frames_loss_errors_name_their_keys() {
     let (p, _) = path_of("{ kind = \"frame\", frames = [3] }");
     assert_eq!(p, "links[1].loss.kind");
 }
+
+/// Every table of the JSON Schema refuses unknown keys, as the structs do
+/// (`deny_unknown_fields`), and every definition it refers to exists.
+#[test]
+fn test_json_schema_refuses_unknown_keys_everywhere() {
+    let schema = schema::json_schema();
+    let defs = schema["$defs"].as_object().expect("definitions");
+    let mut tables = vec![("Scenario".to_owned(), &schema)];
+    tables.extend(defs.iter().map(|(k, v)| (k.clone(), v)));
+    let mut checked = 0;
+    for (name, def) in tables {
+        if def.get("properties").is_some() {
+            assert_eq!(def["additionalProperties"], serde_json::json!(false), "{name} takes unknown keys");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} tables");
+    let text = schema.to_string();
+    for (i, _) in text.match_indices("\"#/$defs/") {
+        let rest = &text[i + 9..];
+        let name = &rest[..rest.find('"').unwrap()];
+        assert!(defs.contains_key(name), "a reference to a missing definition {name}");
+    }
+    for key in ["simulation", "hosts", "switches", "links", "vcs", "apps", "metrics", "probes", "tcp"] {
+        assert!(schema["properties"].get(key).is_some(), "no {key}");
+    }
+    assert_eq!(schema["required"], serde_json::json!(["simulation"]));
+}
+
+/// A quantity's pattern is built from the parser's own unit lists: it takes
+/// every unit the parser takes, and a text it refuses for its unit.
+#[test]
+fn test_json_schema_quantities_take_the_parsers_units() {
+    let schema = schema::json_schema();
+    let time = schema["$defs"]["Time"]["pattern"].as_str().expect("a pattern");
+    for (unit, _) in units::TIME_UNITS {
+        assert!(
+            time.contains(&format!("|{unit}|"))
+                || time.contains(&format!("({unit}|"))
+                || time.contains(&format!("|{unit})")),
+            "{unit}"
+        );
+        assert!(units::duration(&format!("5 {unit}")).is_ok());
+    }
+    let bytes = &schema["$defs"]["Bytes"]["anyOf"];
+    assert_eq!(bytes[1], serde_json::json!({ "type": "integer", "minimum": 0 }));
+    assert!(bytes[0]["pattern"].as_str().unwrap().contains("|KiB|"));
+    assert!(!bytes[0]["pattern"].as_str().unwrap().contains("|KB|"));
+    assert_eq!(schema["$defs"]["Amount"]["anyOf"][2], serde_json::json!({ "enum": ["inf"] }));
+}
