@@ -500,3 +500,46 @@ fn test_json_schema_quantities_take_the_parsers_units() {
     assert!(!bytes[0]["pattern"].as_str().unwrap().contains("|KB|"));
     assert_eq!(schema["$defs"]["Amount"]["anyOf"][2], serde_json::json!({ "enum": ["inf"] }));
 }
+
+/// A voice flow alone on idle links: its delays differ only by where each
+/// datagram falls in the slot grids (less than a cell time per hop); the
+/// variation is the largest less the smallest delay.
+#[test]
+fn test_udp_delay_variation_is_max_less_min() {
+    let text = r#"
+        [simulation]
+        duration = "100 ms"
+        [[hosts]]
+        name = "a"
+        [[hosts]]
+        name = "b"
+        [[switches]]
+        name = "sw"
+        port = { buffer = "100 cells" }
+        [[links]]
+        between = ["a", "sw"]
+        rate = "155.52 Mbit/s"
+        delay = "5 us"
+        [[links]]
+        between = ["sw", "b"]
+        rate = "155.52 Mbit/s"
+        delay = "5 us"
+        [[vcs]]
+        name = "v"
+        path = ["a", "sw", "b"]
+        [[apps]]
+        kind = "udp_cbr"
+        name = "voice"
+        vc = "v"
+        payload = "80 bytes"
+        interval = "1 ms"
+    "#;
+    let r = parse_toml(text).unwrap().build(1, 0).unwrap().run().unwrap();
+    let f = &r.udp_flows[0];
+    let (min, mean, max) = (f.min_delay_s.unwrap(), f.mean_delay_s.unwrap(), f.max_delay_s.unwrap());
+    assert!(min <= mean && mean <= max, "{min} {mean} {max}");
+    assert!(min >= 10e-6, "two 5 us links: {min}");
+    assert!((f.delay_variation_s.unwrap() - (max - min)).abs() < 1e-15);
+    assert!(max > min, "the slot grids spread the delays");
+    assert!(max - min < 2.0 * 424.0 / 155.52e6, "{}", max - min);
+}
