@@ -244,6 +244,27 @@ def validate(scenario: str) -> None:
 
 
 @main.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the schema to this file instead of printing it.")
+def schema(output: Path | None) -> None:
+    """Print the JSON Schema of scenario files, for editors.
+
+    Generated from the core's scenario structs, with templates ([params],
+    {name}, repeat) and [sweep]. Point an editor at the file: a TOML
+    scenario with a first line `#:schema ./scenario.schema.json` (taplo,
+    Even Better TOML), a JSON one with "$schema": "./scenario.schema.json".
+    """
+    from .schema import text
+
+    doc = text()
+    if output is None:
+        click.echo(doc, nl=False)
+        return
+    output.write_text(doc, encoding="utf-8")
+    err.print(f"wrote {escape(str(output))}")
+
+
+@main.command()
 @click.option("--payload", type=WholeNumber(0, 2**64 - 1), required=True, help="User data bytes of the message.")
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True,
               help="One UDP datagram, or a TCP transfer in MSS-sized segments (MSS = MTU - 40).")
