@@ -36,6 +36,7 @@ from . import __version__, reproduce as reproduce_mod
 from .api import run as run_scenario
 from .errors import INT64_MAX, AtmlabError, out_of_range
 from .result import Result
+from .about import text as version_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +109,7 @@ COUNT = WholeNumber(1)  # replications, jobs
 
 
 @click.group(cls=AtmlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="atmlab")
+@click.version_option(version_text(), prog_name="atmlab", message="%(version)s")
 def main() -> None:
     """atmlab: a cell-level laboratory for TCP/IP over ATM networks.
 
