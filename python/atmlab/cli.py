@@ -36,6 +36,7 @@ from . import __version__, display, reproduce as reproduce_mod
 from .api import run as run_scenario
 from .errors import INT64_MAX, AtmlabError, out_of_range
 from .result import Result
+from .about import text as version_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +109,7 @@ COUNT = WholeNumber(1)  # replications, jobs
 
 
 @click.group(cls=AtmlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="atmlab")
+@click.version_option(version_text(), prog_name="atmlab", message="%(version)s")
 def main() -> None:
     """atmlab: a cell-level laboratory for TCP/IP over ATM networks.
 
@@ -117,93 +118,34 @@ def main() -> None:
     """
 
 
-def _fmt(x: float | None, spec: str = ".3f") -> str:
-    return "n/a" if x is None else format(x, spec)
+def print_summary(r: Result, description: str | None = None, scenario: dict[str, Any] | None = None,
+                  all_metrics: bool = False) -> None:
+    """The run's summary (:mod:`atmlab.summary`): one section per kind of
+    application, per policer and per port; with `all_metrics`, every
+    metric of the result after it."""
+    from . import summary
 
-
-def _mbps(bps: float) -> str:
-    return f"{bps / 1e6:.2f}"
-
-
-def print_summary(r: Result, description: str | None = None) -> None:
-    raw = r.raw
-    out.print(f"[bold]{r.scenario}[/]" + (f" — {description}" if description else ""))
-    out.print(f"{r.duration_s:g} s simulated, seed {r.seed}, replication {r.replication}; "
-              f"{raw['cell_hops']:,} cell-hops, {raw['events']:,} events")
+    title, run_line = summary.header(r, description)
+    out.print(f"[bold]{escape(title)}[/]")
+    out.print(escape(run_line))
     out.print()
-    basis = raw.get("efficiency_basis")
     lines = Table.grid(padding=(0, 2))
-    if r.efficiency is not None and basis:
-        lines.add_row("efficiency", _fmt(r.efficiency),
-                      f"TCP goodput {_mbps(r.tcp_goodput_bps)} Mbit/s of at most "
-                      f"{_mbps(basis['max_goodput_bps'])} Mbit/s on {basis['link']} "
-                      f"({basis['payload_fraction']:.1%} of {_mbps(basis['link_rate_bps'])} Mbit/s"
-                      + (f" less {_mbps(basis['background_bps'])} Mbit/s of cell-source background"
-                         if basis.get("background_bps") else "") + ")")
-    if r.fairness is not None:
-        lines.add_row("fairness", _fmt(r.fairness), "Jain's index of the TCP goodputs")
-    lines.add_row("cell loss", f"{r.cell_loss_ratio:.3g}",
-                  f"{raw['switch_cells_dropped']:,} of {raw['switch_cells_offered']:,} cells at switch ports")
-    f = raw["frames"]
-    lines.add_row("frames", f"{f['lost']:,} lost",
-                  f"{f['sent']:,} sent, {f['delivered']:,} delivered, {f['in_flight']:,} in flight at the end")
+    for what, value, text in summary.overview(r):
+        lines.add_row(what, value, escape(text))
     out.print(lines)
+    parts = summary.sections(r, scenario)
+    if all_metrics:
+        parts.append(summary.all_metrics(r))
+    for s in parts:
+        t = Table(title=s.title, title_justify="left", title_style="bold")
+        for i, col in enumerate(s.columns):
+            t.add_column(col, justify="left" if s.aligned_left(i) else "right")
+        for row in s.rows:
+            t.add_row(*(escape(v) for v in row))
+        out.print(t)
+        if s.note:
+            out.print(f"[dim]{escape(s.note)}[/]")
 
-    if raw["connections"]:
-        _print_table("TCP connections",
-                     ["name", "variant", "from", "to", "goodput Mbit/s", "retx segments", "timeouts", "fast retx"], 4,
-                     ((c["name"], c["variant"], c["src"], c["dst"], _mbps(c["goodput_bps"]),
-                       f"{c['retransmitted_segments']:,}", str(c["timeouts"]), str(c["fast_retransmits"]))
-                      for c in raw["connections"]))
-    if raw["udp_flows"]:
-        _print_table("UDP flows", ["name", "from", "to", "sent", "received", "lost", "kbit/s", "mean delay ms"], 3,
-                     ((u["name"], u["src"], u["dst"], f"{u['sent']:,}", f"{u['received']:,}", f"{u['lost']:,}",
-                       f"{u['throughput_bps'] / 1e3:.1f}",
-                       "n/a" if u["mean_delay_s"] is None else f"{u['mean_delay_s'] * 1e3:.3f}")
-                      for u in raw["udp_flows"]))
-    if raw.get("cell_sources"):
-        _print_table("Cell sources",
-                     ["name", "from", "to", "peak Mbit/s", "mean Mbit/s", "cells sent", "cells received", "Mbit/s"], 3,
-                     ((c["name"], c["src"], c["dst"], _mbps(c["peak_bps"]), _mbps(c["mean_bps"]),
-                       f"{c['cells_sent']:,}", f"{c['cells_received']:,}", _mbps(c["throughput_bps"]))
-                      for c in raw["cell_sources"]))
-    if raw.get("abr"):
-        _print_table("ABR sources", ["VC direction", "host", "mean ACR Mbit/s", "final ACR Mbit/s", "data cells",
-                                     "FRMs", "BRMs back", "cells waiting"], 2,
-                     ((a["name"], a["host"], _mbps(a["mean_acr_bps"]), _mbps(a["acr_bps"]), f"{a['data_cells']:,}",
-                       f"{a['frms_in_rate'] + a['frms_out_of_rate']:,}", f"{a['brms_received']:,}",
-                       f"{a['cells_waiting']:,}")
-                      for a in raw["abr"]))
-    if raw.get("abr_ports"):
-        opt = lambda v, f: "n/a" if v is None else f(v)  # noqa: E731
-        _print_table("ABR switch ports (last averaging interval)",
-                     ["port", "algorithm", "intervals", "load factor", "ABR capacity Mbit/s", "fair share Mbit/s",
-                      "VBR+CBR Mbit/s", "EFCI marked"], 2,
-                     ((a["port"], a["algorithm"], f"{a['intervals']:,}", opt(a["load_factor"], lambda v: f"{v:.3f}"),
-                       opt(a["abr_capacity_bps"], _mbps), opt(a["fair_share_bps"], _mbps),
-                       opt(a["high_priority_bps"], _mbps), f"{a['efci_marked']:,}")
-                      for a in raw["abr_ports"]))
-    if raw.get("upc"):
-        _print_table("Usage parameter control", ["VC", "at", "conformance", "cells", "tagged", "discarded"], 3,
-                     ((u["vc"], u["at"], u["conformance"], f"{u['cells']:,}", f"{u['tagged']:,}",
-                       f"{u['discarded']:,}") for u in raw["upc"]))
-    busy = [p for p in raw["ports"] if p["kind"] == "switch" and p["cells_in"] > 0]
-    if busy:
-        _print_table("Switch ports", ["port", "cells in", "cells out", "dropped", "max queue", "mean queue",
-                                      "utilization"], 1,
-                     ((p["name"], f"{p['cells_in']:,}", f"{p['cells_out']:,}", f"{p['dropped']:,}",
-                       f"{p['max_queue']:,}", f"{p['mean_queue']:.1f}", f"{p['utilization']:.1%}") for p in busy))
-
-
-def _print_table(title: str, columns: list[str], left: int, rows: Iterable[Sequence[str]]) -> None:
-    """One table of the run summary: the first `left` columns (names)
-    aligned left, the numbers right."""
-    t = Table(title=title, title_justify="left", title_style="bold")
-    for i, col in enumerate(columns):
-        t.add_column(col, justify="left" if i < left else "right")
-    for row in rows:
-        t.add_row(*row)
-    out.print(t)
 
 SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".join(bundled_names()) + ")"
 
@@ -215,7 +157,8 @@ SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".jo
 @click.option("--replication", type=REPLICATION, default=0, show_default=True,
               help="Replication index: independent random streams for the same seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
-def run(scenario: str, seed: int | None, replication: int, as_json: bool) -> None:
+@click.option("--all-metrics", is_flag=True, help="After the summary, every metric of the result with its meaning.")
+def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_metrics: bool) -> None:
     from .scenario import load
 
     sc = load(scenario)  # read and expanded once; the run builds it once
@@ -230,7 +173,7 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool) -> Non
     if as_json:
         click.echo(r.to_json(indent=2))
     else:
-        print_summary(r, sc.data.get("description"))
+        print_summary(r, sc.data.get("description"), sc.data, all_metrics=all_metrics)
 
 
 @main.command()
@@ -241,6 +184,27 @@ def validate(scenario: str) -> None:
     d = sc.data
     out.print(f"[green]ok[/] {sc.source}: {len(d.get('hosts', []))} hosts, {len(d.get('switches', []))} switches, "
               f"{len(d.get('links', []))} links, {len(d.get('vcs', []))} VCs, {len(d.get('apps', []))} applications")
+
+
+@main.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the schema to this file instead of printing it.")
+def schema(output: Path | None) -> None:
+    """Print the JSON Schema of scenario files, for editors.
+
+    Generated from the core's scenario structs, with templates ([params],
+    {name}, repeat) and [sweep]. Point an editor at the file: a TOML
+    scenario with a first line `#:schema ./scenario.schema.json` (taplo,
+    Even Better TOML), a JSON one with "$schema": "./scenario.schema.json".
+    """
+    from .schema import text
+
+    doc = text()
+    if output is None:
+        click.echo(doc, nl=False)
+        return
+    output.write_text(doc, encoding="utf-8")
+    err.print(f"wrote {escape(str(output))}")
 
 
 @main.command()

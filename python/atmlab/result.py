@@ -17,9 +17,11 @@ class Result:
     Scalars are attributes; ``connections`` (TCP), ``udp_flows``,
     ``cell_sources`` (ON/OFF and piecewise), ``abr`` (ABR sources),
     ``abr_ports`` (ERICA, EFCI controllers), ``upc`` (policers), ``ports``
-    and ``hosts`` are DataFrames with one row per item, indexed by name; ``raw``
+    and ``hosts`` are DataFrames with one row per item, indexed by name;
+    ``series`` and :meth:`series_wide` are the probes' time series; ``raw``
     is the whole record and :meth:`to_json` its JSON text, identical for
-    identical runs.
+    identical runs. In a notebook a result shows its summary
+    (:mod:`atmlab.summary`) as tables.
     """
 
     def __init__(self, raw_json: str) -> None:
@@ -135,6 +137,43 @@ class Result:
         """One row per host (index: name): frames received and corrupted,
         dead cells, datagrams sent and lost in the end system."""
         return self._table("hosts")
+
+    @cached_property
+    def series(self) -> pd.DataFrame:
+        """The time series of the scenario's probes, long form: one row per
+        sample, columns ``name``, ``kind``, ``target``, ``unit``, ``t_s``,
+        ``value`` (as :meth:`atmlab.store.Store.series` returns a stored
+        run's). Empty (with those columns) without probes."""
+        rows = [(s["name"], s["kind"], s["target"], s["unit"], t, v)
+                for s in self.raw.get("series", []) for t, v in zip(s["t_s"], s["values"], strict=True)]
+        return pd.DataFrame(rows, columns=["name", "kind", "target", "unit", "t_s", "value"])
+
+    def series_wide(self, names: list[str] | None = None) -> pd.DataFrame:
+        """The time series side by side: indexed by the sample time ``t_s``,
+        one column per series (all, or those in `names`, in that order); a
+        series without a sample at a time has NaN there (probes may have
+        different intervals). ``r.series_wide(["cwnd:tcp0"]).plot()``.
+        The units are in ``df.attrs["units"]``. An unknown name is a
+        KeyError that lists the series."""
+        known = [s["name"] for s in self.raw.get("series", [])]
+        if names is None:
+            names = known
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise KeyError(f"no time series {missing[0]!r}; this run has: {', '.join(known) or 'none'}")
+        by_name = {s["name"]: s for s in self.raw.get("series", [])}
+        columns = {n: pd.Series(by_name[n]["values"], index=pd.Index(by_name[n]["t_s"], name="t_s"), dtype=float)
+                   for n in names}
+        df = pd.DataFrame(columns) if columns else pd.DataFrame(index=pd.Index([], name="t_s", dtype=float))
+        df = df.sort_index()
+        df.index.name = "t_s"
+        df.attrs["units"] = {n: by_name[n]["unit"] for n in names}
+        return df
+
+    def _repr_html_(self) -> str:
+        from .notebook import result_html
+
+        return result_html(self)
 
     def to_json(self, indent: int | None = None) -> str:
         """The full record as JSON (identical for identical runs)."""

@@ -94,7 +94,8 @@ def _loaded(template: dict[str, Any], source: str) -> LoadedScenario:
 
 
 def load(scenario: ScenarioLike) -> LoadedScenario:
-    """Reads a scenario from a TOML file, a bundled scenario name, or a mapping."""
+    """Reads a scenario from a TOML file, a JSON file (``.json``: the same
+    structure), a bundled scenario name, or a mapping."""
     if isinstance(scenario, Mapping):
         try:
             template = json.loads(json.dumps(dict(scenario)))  # a deep, JSON-clean copy
@@ -107,12 +108,47 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ScenarioError(str(path), "", f"cannot read: {e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(path), "", f"malformed TOML: {e}") from None
+    data = _parse_json(str(path), text) if path.suffix.lower() == ".json" else _parse_toml(str(path), text)
     data.setdefault("name", path.stem)
     return _loaded(data, str(path))
+
+
+def _parse_toml(source: str, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(source, "", f"malformed TOML: {e}") from None
+
+
+def _parse_json(source: str, text: str) -> dict[str, Any]:
+    """A scenario written as JSON (a ``.json`` file): the same structure as
+    the TOML form. A top-level ``"$schema"`` (the address of the scenario
+    schema, for editors: ``atmlab schema``) is allowed and ignored."""
+    try:
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except ValueError as e:
+        raise ScenarioError(source, "", f"malformed JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(source, "", f"a scenario is a JSON object ({{...}}), not {type(data).__name__}")
+    schema = data.pop("$schema", None)
+    if schema is not None and not isinstance(schema, str):
+        raise ScenarioError(source, '"$schema"', "must be a string: the address of the scenario's JSON Schema")
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refusing a key written twice (as TOML does), which JSON
+    parsers otherwise settle silently by keeping the last."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {json.dumps(k)} appears twice in one object")
+        out[k] = v
+    return out
 
 
 def core_error(source: str, e: BaseException, origins: Origins | None = None) -> AtmlabError:

@@ -67,6 +67,11 @@ class SweepOutcome:
     executor: str = ""
     failures: list[RunRecord] = field(default_factory=list)
 
+    def _repr_html_(self) -> str:
+        from .notebook import outcome_html
+
+        return outcome_html(self)
+
 
 @functools.cache
 def provenance() -> dict[str, Any]:
@@ -161,6 +166,11 @@ class Sweep:
     def __repr__(self) -> str:
         return (f"<Sweep {self.name}: {len(self.points)} points x {self.replications} replications, "
                 f"params {self.param_names}>")
+
+    def _repr_html_(self) -> str:
+        from .notebook import sweep_html
+
+        return sweep_html(self)
 
     def spec(self, point: expand.Point, replication: int) -> RunSpec:
         return RunSpec(self.name, point.scenario_hash, self._jsons[point.scenario_hash], point.index, point.params,

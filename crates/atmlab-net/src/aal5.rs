@@ -32,7 +32,7 @@ pub const fn cells_for(bytes: u32) -> u32 {
 }
 
 /// How IP datagrams are carried in AAL5 (RFC 1483 / RFC 2684).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Encapsulation {
     /// LLC/SNAP header (8 bytes: AA-AA-03, OUI 00-00-00, EtherType), the

@@ -21,7 +21,7 @@ use atmlab_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// How the last fragment of a datagram is sized.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Fragmentation {
     /// RFC 791: the last fragment may fill the MTU.

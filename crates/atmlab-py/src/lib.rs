@@ -252,6 +252,21 @@ fn quantity(text: &str) -> PyResult<(&'static str, f64)> {
     Err(PyValueError::new_err(format!("'{text}' is not a quantity")))
 }
 
+/// The JSON Schema of a fully specified scenario (`atmlab_scenario::schema::json_schema`),
+/// as JSON text.
+#[pyfunction]
+fn scenario_schema() -> PyResult<String> {
+    serde_json::to_string(&atmlab_scenario::schema::json_schema())
+        .map_err(|e| CoreSimulationError::new_err(e.to_string()))
+}
+
+/// The git commit the extension was built from (captured by build.rs), or
+/// None when it was built outside a git checkout without `ATMLAB_GIT_COMMIT`.
+#[pyfunction]
+fn git_commit() -> Option<&'static str> {
+    option_env!("ATMLAB_GIT_COMMIT")
+}
+
 /// `"release"` or `"debug"`: how the extension was compiled.
 #[pyfunction]
 fn core_build() -> &'static str {
@@ -276,6 +291,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(footprints, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(git_commit, m)?)?;
     m.add("CoreScenarioError", m.py().get_type::<CoreScenarioError>())?;
     m.add("CoreSimulationError", m.py().get_type::<CoreSimulationError>())?;
     m.add("CoreLimitError", m.py().get_type::<CoreLimitError>())?;

@@ -12,13 +12,16 @@ use atmlab_net::atm::{ServiceCategory, UpcAction};
 use atmlab_net::ip::Fragmentation;
 use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
 use atmlab_net::tcp::{BackoffReset, RtoAlgorithm, TcpVariant, TimerModel, WindowScaling};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
 macro_rules! quantity {
-    ($(#[$m:meta])* $name:ident($inner:ty), $expect:literal, $parse:path, int: $int:expr) => {
+    ($(#[$m:meta])* $name:ident($inner:ty), $expect:literal, $parse:path, units: $units:expr, int: $int:expr) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
         pub struct $name(pub $inner);
@@ -56,7 +59,37 @@ macro_rules! quantity {
                 s.serialize_str(&format!("{:?}", self.0))
             }
         }
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                let int: Option<fn(i64) -> Result<$inner, String>> = $int;
+                quantity_schema($expect, $units, int.is_some(), &[])
+            }
+        }
     };
+}
+
+/// The schema of a quantity written with one of `units` (the parser's own
+/// lists, [`units::TIME_UNITS`], ...): a string matching the number and
+/// unit (or, if `int`, a whole number: a bare count), or one of `words`.
+fn quantity_schema(description: &str, units: &[(&str, u128)], int: bool, words: &[&str]) -> Schema {
+    // Unit names hold letters, "/" and "µ": nothing a regular expression reads specially.
+    let names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
+    let pattern =
+        format!(r"^\s*\+?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9][0-9_]*)([eE][+-]?[0-9]+)?\s*({})\s*$", names.join("|"));
+    let mut any = vec![json!({ "type": "string", "pattern": pattern })];
+    if int {
+        any.push(json!({ "type": "integer", "minimum": 0 }));
+    }
+    if !words.is_empty() {
+        any.push(json!({ "enum": words }));
+    }
+    if any.len() == 1 {
+        return json_schema!({ "description": description, "type": "string", "pattern": any[0]["pattern"] });
+    }
+    json_schema!({ "description": description, "anyOf": any })
 }
 
 fn nonneg_bytes(v: i64) -> Result<u64, String> {
@@ -89,19 +122,19 @@ fn scenario_rate(s: &str) -> Result<BitRate, String> {
 
 quantity!(
     /// A time span, e.g. `"5 us"` (at most 10^6 s).
-    Time(Duration), "a time with its unit, e.g. \"5 us\"", scenario_time, int: None
+    Time(Duration), "a time with its unit, e.g. \"5 us\"", scenario_time, units: units::TIME_UNITS, int: None
 );
 quantity!(
     /// A rate, e.g. `"155.52 Mbit/s"` (1 kbit/s to 1 Tbit/s).
-    Rate(BitRate), "a rate with its unit, e.g. \"155.52 Mbit/s\"", scenario_rate, int: None
+    Rate(BitRate), "a rate with its unit, e.g. \"155.52 Mbit/s\"", scenario_rate, units: units::RATE_UNITS, int: None
 );
 quantity!(
     /// A size in bytes, e.g. `"512 bytes"` (a bare integer means bytes).
-    Bytes(u64), "a size, e.g. \"512 bytes\" or 512", units::bytes, int: Some(nonneg_bytes)
+    Bytes(u64), "a size, e.g. \"512 bytes\" or 512", units::bytes, units: units::BYTE_UNITS, int: Some(nonneg_bytes)
 );
 quantity!(
     /// A size in cells, e.g. `"1000 cells"` (a bare integer means cells).
-    Cells(u64), "a size in cells, e.g. \"1000 cells\" or 1000", units::cells, int: Some(nonneg_bytes)
+    Cells(u64), "a size in cells, e.g. \"1000 cells\" or 1000", units::cells, units: units::CELL_UNITS, int: Some(nonneg_bytes)
 );
 
 /// A rate of the scenario that may be zero (a silent interval, an MCR of
@@ -116,7 +149,7 @@ fn scenario_rate_or_zero(s: &str) -> Result<u64, String> {
 
 quantity!(
     /// A rate that may be zero, in bit/s, e.g. `"0 cells/s"`.
-    RateOrZero(u64), "a rate with its unit, e.g. \"0 cells/s\"", scenario_rate_or_zero, int: None
+    RateOrZero(u64), "a rate with its unit, e.g. \"0 cells/s\"", scenario_rate_or_zero, units: units::RATE_UNITS, int: None
 );
 
 /// A quantity that is constant (`"80 bytes"`) or drawn from a distribution
@@ -203,7 +236,7 @@ impl<'de> Deserialize<'de> for Amount {
 }
 
 /// The whole scenario.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name used in results (defaults to the file name).
@@ -241,7 +274,7 @@ pub struct Scenario {
 }
 
 /// `[simulation]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationSpec {
     /// Simulated time.
@@ -270,7 +303,7 @@ fn default_seed() -> u64 {
 
 /// `[tcp]` and per-application `tcp = {...}`: every key optional; an
 /// application's keys override the scenario's, which override the defaults.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     /// `vanilla`, `tahoe`, `reno`, `newreno` or `sack`.
@@ -321,7 +354,7 @@ pub struct TcpSpec {
 }
 
 /// `[[hosts]]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// Unique node name.
@@ -345,7 +378,7 @@ pub struct HostSpec {
 }
 
 /// `hosts[i].cpu`: the end system's processing costs (004 Annex A).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuSpec {
     /// CPU time per datagram sent (the interdatagram gap T_d).
@@ -359,7 +392,7 @@ pub struct CpuSpec {
 }
 
 /// `hosts[i].adapter`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdapterSpec {
     /// Peak cell rate the adapter sends at (default: the link rate).
@@ -372,7 +405,7 @@ pub struct AdapterSpec {
 }
 
 /// `[[switches]]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     /// Unique node name.
@@ -392,7 +425,7 @@ pub struct SwitchSpec {
 
 /// A switch output port; all keys optional (merged over the switch's
 /// `port`, then over the built-in defaults).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PortSpec {
     /// Shared buffer for all categories (required somewhere).
@@ -404,6 +437,7 @@ pub struct PortSpec {
     pub scheduler: Option<SchedulerSpec>,
     /// Per-category settings.
     #[serde(default)]
+    #[schemars(extend("propertyNames" = { "$ref": "#/$defs/ServiceCategory" }))]
     pub classes: BTreeMap<ServiceCategory, ClassSpec>,
     /// Shape the port's output to this cell rate (a shaped VP or link).
     pub shape: Option<Rate>,
@@ -416,7 +450,7 @@ pub struct PortSpec {
 
 /// `switches[i].port.abr`: an ABR controller. Which keys an algorithm takes
 /// is checked when the scenario is built.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbrSwitchSpec {
     /// `erica_plus`, `erica`, `efci` or `none`.
@@ -462,7 +496,7 @@ pub struct AbrSwitchSpec {
 }
 
 /// The ABR controllers a port can run.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AbrAlgorithm {
     /// ERICA+ (queue control), the switch of 97-0177R2.
@@ -477,7 +511,7 @@ pub enum AbrAlgorithm {
 }
 
 /// `load_averaging = { method, alpha }`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadAveragingSpec {
     /// `ratio` (average z) or `separate` (average input and capacity).
@@ -487,7 +521,7 @@ pub struct LoadAveragingSpec {
 }
 
 /// How the load is averaged.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadAveragingMethod {
     /// Average the load factor.
@@ -497,7 +531,7 @@ pub enum LoadAveragingMethod {
 }
 
 /// Per-category port settings.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassSpec {
     /// A buffer of the category's own instead of the shared one.
@@ -508,7 +542,7 @@ pub struct ClassSpec {
 
 /// `drop_policy = { kind = ..., ... }`. Which keys a kind takes is checked
 /// when the scenario is built (so errors keep their key path).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DropPolicySpec {
     /// `tail_drop`, `ppd`, `epd`, `selective_drop` or `fba`.
@@ -579,7 +613,7 @@ impl<'de> Deserialize<'de> for FrameCells {
 }
 
 /// The acceptance policies a scenario can name.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DropPolicyKind {
     /// Drop cells when the buffer is full.
@@ -595,7 +629,7 @@ pub enum DropPolicyKind {
 }
 
 /// `scheduler = { kind = ..., ... }`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerSpec {
     /// `strict_priority` or `guaranteed_rate`.
@@ -609,7 +643,7 @@ pub struct SchedulerSpec {
 }
 
 /// The schedulers a scenario can name.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerKindName {
     /// CBR > VBR > ABR > UBR.
@@ -622,7 +656,7 @@ pub enum SchedulerKindName {
 }
 
 /// `[[links]]`: a full-duplex link.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// The two nodes it joins.
@@ -637,7 +671,7 @@ pub struct LinkSpec {
 }
 
 /// `loss = { kind = ..., ... }` on a link.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LossSpec {
     /// `bernoulli` (each cell lost with probability `clr`), `periodic`
@@ -663,7 +697,7 @@ pub struct LossSpec {
 }
 
 /// Where a periodic loss counter starts.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossPhase {
     /// At zero: the `one_in`-th cell is the first lost.
@@ -673,7 +707,7 @@ pub enum LossPhase {
 }
 
 /// Loss models.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossKind {
     /// Independent loss with a probability.
@@ -685,7 +719,7 @@ pub enum LossKind {
 }
 
 /// Which direction of a link loses cells.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossDirection {
     /// Both directions, each with its own stream.
@@ -697,7 +731,7 @@ pub enum LossDirection {
 }
 
 /// A direction of a VC.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VcDirection {
     /// Along its path.
@@ -708,7 +742,7 @@ pub enum VcDirection {
 }
 
 /// `[[vcs]]`: a bidirectional virtual channel.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VcSpec {
     /// Unique VC name.
@@ -741,7 +775,7 @@ pub struct VcSpec {
 
 /// `vcs[i].abr`: the TM 4.0 parameters of both directions of an ABR VC
 /// (algorithms.md s2.3; defaults as there, resolved for 97-0177R2 in s1.9).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbrSpec {
     /// Peak cell rate (default: the cell rate of the slower of the two
@@ -775,7 +809,7 @@ pub struct AbrSpec {
 }
 
 /// `vcs[i].contract`: TM 4.0 conformance definition and parameters.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContractSpec {
     /// `cbr.1` (default without `scr`), `vbr.1` (default with it), `vbr.2`, `vbr.3`.
@@ -793,7 +827,7 @@ pub struct ContractSpec {
 }
 
 /// `vcs[i].upc`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpcSpec {
     /// The switch whose ingress polices (default: the first on the path).
@@ -804,7 +838,7 @@ pub struct UpcSpec {
 
 /// `[[apps]]`. Which keys a kind takes is checked when the scenario is
 /// built (so errors keep their key path).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppSpec {
     /// `tcp_bulk` or `udp_cbr`.
@@ -895,7 +929,7 @@ pub enum RatesSpec {
 /// `rates = { fgn = {...} }`: per source, rates `mean + std * x_k` with `x`
 /// a normalised FGN block of `length` values; values outside `[0, peak]`
 /// are skipped (algorithms.md s6.6).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FgnSpec {
     /// Mean of the untruncated rate.
@@ -915,7 +949,7 @@ pub struct FgnSpec {
 }
 
 /// The FGN generators.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FgnMethodName {
     /// Paxson's FFT method.
@@ -986,7 +1020,7 @@ impl<'de> Deserialize<'de> for IntervalsSpec {
 }
 
 /// `apps[i].record_arrivals`: which frames' arrival times to keep.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSpec {
     /// The first time recorded (default 0 s).
@@ -997,7 +1031,7 @@ pub struct RecordSpec {
 }
 
 /// The applications a scenario can name.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AppKind {
     /// A greedy TCP bulk transfer.
@@ -1028,7 +1062,7 @@ impl AppKind {
 }
 
 /// `[[probes]]`: a time series.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpecToml {
     /// Series name (default `kind:target`).
@@ -1056,7 +1090,7 @@ pub struct ProbeSpecToml {
 }
 
 /// `[metrics]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsSpec {
     /// The link (`[from, to]`) whose capacity the efficiency refers to
@@ -1067,4 +1101,106 @@ pub struct MetricsSpec {
     /// rate less the measured throughput of the cell sources that cross it.
     #[serde(default)]
     pub efficiency_capacity: Option<EfficiencyCapacity>,
+}
+
+// The JSON Schema of the types read by hand above (their `Deserialize`
+// takes several forms); the derived structs refer to them.
+
+impl<T: JsonSchema> JsonSchema for Varying<T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("Varying_{}", T::schema_name()).into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let t = g.subschema_for::<T>();
+        json_schema!({
+            "description": "a constant, { exponential = mean } or { bivalue = [a, b], p = probability of b }",
+            "anyOf": [
+                t,
+                {
+                    "type": "object",
+                    "properties": { "exponential": t },
+                    "required": ["exponential"],
+                    "additionalProperties": false
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "bivalue": { "type": "array", "items": t, "minItems": 2, "maxItems": 2 },
+                        "p": { "type": "number", "minimum": 0, "maximum": 1 }
+                    },
+                    "required": ["bivalue", "p"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
+impl JsonSchema for Amount {
+    fn schema_name() -> Cow<'static, str> {
+        "Amount".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        quantity_schema("a size such as \"1 MB\", or \"inf\"", units::BYTE_UNITS, true, &["inf"])
+    }
+}
+
+impl JsonSchema for FrameCells {
+    fn schema_name() -> Cow<'static, str> {
+        "FrameCells".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        quantity_schema("a size such as \"91 cells\", or \"auto\"", units::CELL_UNITS, true, &["auto"])
+    }
+}
+
+impl JsonSchema for RatesSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "RatesSpec".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let rate = g.subschema_for::<RateOrZero>();
+        let fgn = g.subschema_for::<FgnSpec>();
+        json_schema!({
+            "description": "a list of rates, or { fgn = { mean, std, peak, hurst } }",
+            "anyOf": [
+                { "type": "array", "items": rate },
+                {
+                    "type": "object",
+                    "properties": { "fgn": fgn },
+                    "required": ["fgn"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
+impl JsonSchema for IntervalsSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "IntervalsSpec".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let time = g.subschema_for::<Time>();
+        json_schema!({
+            "description": "a time, e.g. \"50 ms\", or { uniform = [\"20 ms\", \"100 ms\"] }",
+            "anyOf": [
+                time,
+                {
+                    "type": "object",
+                    "properties": { "uniform": { "type": "array", "items": time, "minItems": 2, "maxItems": 2 } },
+                    "required": ["uniform"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of a fully specified scenario, derived
+/// from the structs of this module: every key with its type, its
+/// documentation and, for quantities, the units the parser takes. Unknown
+/// keys are refused, as they are when a scenario is read.
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Scenario)).expect("a schema is JSON")
 }

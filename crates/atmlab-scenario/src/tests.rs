@@ -486,4 +486,96 @@ fn test_a_ports_drop_policy_covers_the_categories_it_names() {
         "port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\", categories = [\"gold\"] } }",
     ));
     assert!(e.path.starts_with("switches[0].port.drop_policy"), "{e}");
+
+/// Every table of the JSON Schema refuses unknown keys, as the structs do
+/// (`deny_unknown_fields`), and every definition it refers to exists.
+#[test]
+fn test_json_schema_refuses_unknown_keys_everywhere() {
+    let schema = schema::json_schema();
+    let defs = schema["$defs"].as_object().expect("definitions");
+    let mut tables = vec![("Scenario".to_owned(), &schema)];
+    tables.extend(defs.iter().map(|(k, v)| (k.clone(), v)));
+    let mut checked = 0;
+    for (name, def) in tables {
+        if def.get("properties").is_some() {
+            assert_eq!(def["additionalProperties"], serde_json::json!(false), "{name} takes unknown keys");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} tables");
+    let text = schema.to_string();
+    for (i, _) in text.match_indices("\"#/$defs/") {
+        let rest = &text[i + 9..];
+        let name = &rest[..rest.find('"').unwrap()];
+        assert!(defs.contains_key(name), "a reference to a missing definition {name}");
+    }
+    for key in ["simulation", "hosts", "switches", "links", "vcs", "apps", "metrics", "probes", "tcp"] {
+        assert!(schema["properties"].get(key).is_some(), "no {key}");
+    }
+    assert_eq!(schema["required"], serde_json::json!(["simulation"]));
+}
+
+/// A quantity's pattern is built from the parser's own unit lists: it takes
+/// every unit the parser takes, and a text it refuses for its unit.
+#[test]
+fn test_json_schema_quantities_take_the_parsers_units() {
+    let schema = schema::json_schema();
+    let time = schema["$defs"]["Time"]["pattern"].as_str().expect("a pattern");
+    for (unit, _) in units::TIME_UNITS {
+        assert!(
+            time.contains(&format!("|{unit}|"))
+                || time.contains(&format!("({unit}|"))
+                || time.contains(&format!("|{unit})")),
+            "{unit}"
+        );
+        assert!(units::duration(&format!("5 {unit}")).is_ok());
+    }
+    let bytes = &schema["$defs"]["Bytes"]["anyOf"];
+    assert_eq!(bytes[1], serde_json::json!({ "type": "integer", "minimum": 0 }));
+    assert!(bytes[0]["pattern"].as_str().unwrap().contains("|KiB|"));
+    assert!(!bytes[0]["pattern"].as_str().unwrap().contains("|KB|"));
+    assert_eq!(schema["$defs"]["Amount"]["anyOf"][2], serde_json::json!({ "enum": ["inf"] }));
+}
+
+/// A voice flow alone on idle links: its delays differ only by where each
+/// datagram falls in the slot grids (less than a cell time per hop); the
+/// variation is the largest less the smallest delay.
+#[test]
+fn test_udp_delay_variation_is_max_less_min() {
+    let text = r#"
+        [simulation]
+        duration = "100 ms"
+        [[hosts]]
+        name = "a"
+        [[hosts]]
+        name = "b"
+        [[switches]]
+        name = "sw"
+        port = { buffer = "100 cells" }
+        [[links]]
+        between = ["a", "sw"]
+        rate = "155.52 Mbit/s"
+        delay = "5 us"
+        [[links]]
+        between = ["sw", "b"]
+        rate = "155.52 Mbit/s"
+        delay = "5 us"
+        [[vcs]]
+        name = "v"
+        path = ["a", "sw", "b"]
+        [[apps]]
+        kind = "udp_cbr"
+        name = "voice"
+        vc = "v"
+        payload = "80 bytes"
+        interval = "1 ms"
+    "#;
+    let r = parse_toml(text).unwrap().build(1, 0).unwrap().run().unwrap();
+    let f = &r.udp_flows[0];
+    let (min, mean, max) = (f.min_delay_s.unwrap(), f.mean_delay_s.unwrap(), f.max_delay_s.unwrap());
+    assert!(min <= mean && mean <= max, "{min} {mean} {max}");
+    assert!(min >= 10e-6, "two 5 us links: {min}");
+    assert!((f.delay_variation_s.unwrap() - (max - min)).abs() < 1e-15);
+    assert!(max > min, "the slot grids spread the delays");
+    assert!(max - min < 2.0 * 424.0 / 155.52e6, "{}", max - min);
 }

@@ -101,14 +101,10 @@ fn split(s: &str) -> Result<(&str, &str), String> {
 /// Parses a time span such as `"5 us"` or `"0.3 s"`.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let (num, unit) = split(s)?;
-    let factor: u128 = match unit {
-        "ps" => 1,
-        "ns" => 1_000,
-        "us" | "µs" => 1_000_000,
-        "ms" => 1_000_000_000,
-        "s" => 1_000_000_000_000,
-        "" => return Err("needs a unit (ps, ns, us, ms or s)".to_string()),
-        u => return Err(format!("unknown time unit '{u}' (use ps, ns, us, ms or s)")),
+    let factor = match factor_of(TIME_UNITS, unit) {
+        Some(f) => f,
+        None if unit.is_empty() => return Err("needs a unit (ps, ns, us, ms or s)".to_string()),
+        None => return Err(format!("unknown time unit '{unit}' (use ps, ns, us, ms or s)")),
     };
     Ok(Duration::from_ps(scale(parse_decimal(num)?, factor, false, "ps")?))
 }
@@ -121,18 +117,13 @@ pub fn rate(s: &str) -> Result<BitRate, String> {
 /// Parses a rate as [`rate`] does, allowing zero: bit/s.
 pub fn rate_bps(s: &str) -> Result<u64, String> {
     let (num, unit) = split(s)?;
-    let factor: u128 = match unit {
-        "bit/s" | "bps" | "b/s" => 1,
-        "kbit/s" | "kbps" | "kb/s" => 1_000,
-        "Mbit/s" | "Mbps" | "Mb/s" => 1_000_000,
-        "Gbit/s" | "Gbps" | "Gb/s" => 1_000_000_000,
-        "Tbit/s" | "Tbps" | "Tb/s" => 1_000_000_000_000,
-        "cells/s" | "cell/s" => 424,
-        "" => {
+    let factor = match factor_of(RATE_UNITS, unit) {
+        Some(f) => f,
+        None if unit.is_empty() => {
             return Err("needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s or cells/s)".to_string());
         }
-        u => {
-            return Err(format!("unknown rate unit '{u}' (use bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s or cells/s)"));
+        None => {
+            return Err(format!("unknown rate unit '{unit}' (use bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s or cells/s)"));
         }
     };
     scale(parse_decimal(num)?, factor, false, "bit/s")
@@ -141,20 +132,13 @@ pub fn rate_bps(s: &str) -> Result<u64, String> {
 /// Parses a size in bytes such as `"512 bytes"` or `"64 KiB"`.
 pub fn bytes(s: &str) -> Result<u64, String> {
     let (num, unit) = split(s)?;
-    let factor: u128 = match unit {
-        "B" | "byte" | "bytes" => 1,
-        "kB" => 1_000,
-        "KiB" => 1_024,
-        "MB" => 1_000_000,
-        "MiB" => 1_048_576,
-        "GB" => 1_000_000_000,
-        "KB" | "K" | "k" => {
+    let factor = match factor_of(BYTE_UNITS, unit) {
+        Some(f) => f,
+        None if matches!(unit, "KB" | "K" | "k") => {
             return Err(format!("'{unit}' is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)"));
         }
-        "" => return Err("needs a unit (bytes, kB, KiB, MB, MiB)".to_string()),
-        u => {
-            return Err(format!("unknown size unit '{u}' (use bytes, kB, KiB, MB or MiB)"));
-        }
+        None if unit.is_empty() => return Err("needs a unit (bytes, kB, KiB, MB, MiB)".to_string()),
+        None => return Err(format!("unknown size unit '{unit}' (use bytes, kB, KiB, MB or MiB)")),
     };
     scale(parse_decimal(num)?, factor, true, "bytes")
 }
@@ -162,11 +146,52 @@ pub fn bytes(s: &str) -> Result<u64, String> {
 /// Parses a size in cells such as `"1000 cells"`.
 pub fn cells(s: &str) -> Result<u64, String> {
     let (num, unit) = split(s)?;
-    match unit {
-        "cell" | "cells" => scale(parse_decimal(num)?, 1, true, "cells"),
-        "" => Err("needs a unit (cells)".to_string()),
-        u => Err(format!("unknown unit '{u}' for a size in cells (write e.g. '1000 cells')")),
+    match factor_of(CELL_UNITS, unit) {
+        Some(f) => scale(parse_decimal(num)?, f, true, "cells"),
+        None if unit.is_empty() => Err("needs a unit (cells)".to_string()),
+        None => Err(format!("unknown unit '{unit}' for a size in cells (write e.g. '1000 cells')")),
     }
+}
+
+/// The time units and their length in picoseconds.
+pub const TIME_UNITS: &[(&str, u128)] =
+    &[("ps", 1), ("ns", 1_000), ("us", 1_000_000), ("µs", 1_000_000), ("ms", 1_000_000_000), ("s", 1_000_000_000_000)];
+/// The rate units and their value in bit/s (a cell is 424 bits).
+pub const RATE_UNITS: &[(&str, u128)] = &[
+    ("bit/s", 1),
+    ("bps", 1),
+    ("b/s", 1),
+    ("kbit/s", 1_000),
+    ("kbps", 1_000),
+    ("kb/s", 1_000),
+    ("Mbit/s", 1_000_000),
+    ("Mbps", 1_000_000),
+    ("Mb/s", 1_000_000),
+    ("Gbit/s", 1_000_000_000),
+    ("Gbps", 1_000_000_000),
+    ("Gb/s", 1_000_000_000),
+    ("Tbit/s", 1_000_000_000_000),
+    ("Tbps", 1_000_000_000_000),
+    ("Tb/s", 1_000_000_000_000),
+    ("cells/s", 424),
+    ("cell/s", 424),
+];
+/// The size units and their value in bytes (`KB` is refused as ambiguous).
+pub const BYTE_UNITS: &[(&str, u128)] = &[
+    ("B", 1),
+    ("byte", 1),
+    ("bytes", 1),
+    ("kB", 1_000),
+    ("KiB", 1_024),
+    ("MB", 1_000_000),
+    ("MiB", 1_048_576),
+    ("GB", 1_000_000_000),
+];
+/// The units of a size in cells.
+pub const CELL_UNITS: &[(&str, u128)] = &[("cell", 1), ("cells", 1)];
+
+fn factor_of(units: &[(&str, u128)], unit: &str) -> Option<u128> {
+    units.iter().find(|(u, _)| *u == unit).map(|(_, f)| *f)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::fmt;
 
 /// The service category of a virtual channel. A switch port keeps one queue
 /// per category; the scheduler decides between them.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ServiceCategory {
     /// Constant bit rate.

@@ -188,7 +188,7 @@ impl Contract {
 }
 
 /// What usage parameter control does with a non-conforming cell.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpcAction {
     /// Discard it (the default).

@@ -99,6 +99,8 @@ pub struct UdpStats {
     pub delay_sum_ps: u128,
     /// Largest one-way delay, ps.
     pub delay_max_ps: u64,
+    /// Smallest one-way delay, ps (0 before the first datagram).
+    pub delay_min_ps: u64,
     /// When the first datagram was sent.
     pub first_sent: Option<SimTime>,
     /// When the last datagram was received (after the receiving CPU).

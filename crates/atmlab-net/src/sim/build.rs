@@ -31,7 +31,7 @@ pub const MAX_UDP_PAYLOAD: u32 = 65_535 - IPV4_HEADER - UDP_HEADER;
 pub const MAX_CLOCK_PPM: f64 = 1000.0;
 
 /// How the slot grids of the links are placed in time.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SlotPhase {
     /// Every link direction has its own random phase in `[0, cell time)`,
@@ -238,7 +238,7 @@ pub struct OnOffParams {
 }
 
 /// What the efficiency metric takes as the capacity of its reference link.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EfficiencyCapacity {
     /// The link's cell rate.

@@ -53,7 +53,7 @@ pub struct HostStats {
 }
 
 /// What happens to a datagram that does not fit in the adapter's buffer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Overflow {
     /// The sending CPU waits until it fits (a blocking driver).

@@ -19,7 +19,7 @@ use atmlab_engine::{CELL_BITS, Duration, SimTime};
 use serde::{Deserialize, Serialize};
 
 /// What a probe measures: the names scenarios and results use.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeKind {
     /// TCP congestion window (bytes, without fast-recovery inflation).

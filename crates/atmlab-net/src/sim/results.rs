@@ -166,6 +166,11 @@ pub struct UdpFlowResult {
     pub mean_delay_s: Option<f64>,
     /// Largest one-way delay, seconds.
     pub max_delay_s: Option<f64>,
+    /// Smallest one-way delay, seconds.
+    pub min_delay_s: Option<f64>,
+    /// Largest less smallest one-way delay, seconds: the peak-to-peak delay
+    /// variation (the 2-point CDV of ITU-T I.356, over datagrams).
+    pub delay_variation_s: Option<f64>,
     /// User bytes received / (last reception - first send), bit/s: the
     /// throughput over the flow's own session, however long it was stretched.
     pub session_throughput_bps: Option<f64>,
@@ -527,6 +532,8 @@ impl Simulation {
                     throughput_bps: s.bytes_received as f64 * 8.0 / dur,
                     mean_delay_s: mean,
                     max_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps))),
+                    min_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_min_ps))),
+                    delay_variation_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps - s.delay_min_ps))),
                     session_throughput_bps: match (s.first_sent, s.last_received) {
                         (Some(a), Some(b)) if b > a => Some(s.bytes_received as f64 * 8.0 / (b - a).as_secs_f64()),
                         _ => None,

@@ -50,6 +50,7 @@ impl Simulation {
         s.bytes_received += u64::from(len);
         s.delay_sum_ps += u128::from(delay);
         s.delay_max_ps = s.delay_max_ps.max(delay);
+        s.delay_min_ps = if s.received == 1 { delay } else { s.delay_min_ps.min(delay) };
         s.last_received = Some(self.now);
     }
 

@@ -27,7 +27,7 @@ use atmlab_engine::{Duration, SimTime};
 use serde::{Deserialize, Serialize};
 
 /// The congestion-control variant of a sender.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TcpVariant {
     /// Slow start, congestion avoidance and retransmission timeout only (no
@@ -60,7 +60,7 @@ impl TcpVariant {
 }
 
 /// How a TCP timer maps a timeout onto the clock.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimerModel {
     /// BSD: timers count down on a periodic tick (aligned to `t = 0`), so a
@@ -100,7 +100,7 @@ impl TimerModel {
 }
 
 /// What resets the exponential backoff of the retransmission timer.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BackoffReset {
     /// A valid RTT sample (BSD; Karn: only new data sent after every
@@ -113,7 +113,7 @@ pub enum BackoffReset {
 }
 
 /// RFC 1323 window scaling policy.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowScaling {
     /// Offer the option when the window exceeds 65535 bytes.

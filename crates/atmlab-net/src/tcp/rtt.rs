@@ -53,7 +53,7 @@ fn seconds(x: f64) -> Duration {
 }
 
 /// Which estimator computes the retransmission timeout.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RtoAlgorithm {
     /// ns-2's `TcpAgent` (the BSD integer algorithm, samples of at least a
