@@ -13,7 +13,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn

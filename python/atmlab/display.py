@@ -11,7 +11,9 @@ the figures and the headers of exported tables.
 
 The values stored and exported stay in base units (:mod:`atmlab.quantity`,
 :mod:`atmlab.metrics`); only what is shown is scaled. No pandas here: the
-command line uses it on every run.
+command line uses it on every run. One value with a prefix of its own (a
+run's summary, the notebook views) is :func:`atmlab.fmt.si`'s job; this
+module scales whole columns.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ One small formatter for the run summary (:mod:`atmlab.summary`), the
 notebook views and ``atmlab run --all-metrics``: ``si(40_700_000,
 "bit/s")`` is ``"40.7 Mbit/s"``, ``si(0.00893, "s")`` is ``"8.93 ms"``.
 It knows the units of :mod:`atmlab.metrics` (``bit/s``, ``s``, ``bytes``,
-``cells``, ``fraction``, ``""``) through :func:`metric`.
+``cells``, ``fraction``, ``""``) through :func:`metric`. Tables, whose
+columns share one prefix, are :mod:`atmlab.display`'s.
 """
 
 from __future__ import annotations
