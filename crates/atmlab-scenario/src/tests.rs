@@ -486,6 +486,7 @@ fn test_a_ports_drop_policy_covers_the_categories_it_names() {
         "port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\", categories = [\"gold\"] } }",
     ));
     assert!(e.path.starts_with("switches[0].port.drop_policy"), "{e}");
+}
 
 /// Every table of the JSON Schema refuses unknown keys, as the structs do
 /// (`deny_unknown_fields`), and every definition it refers to exists.
