@@ -144,6 +144,8 @@ class Result:
         sample, columns ``name``, ``kind``, ``target``, ``unit``, ``t_s``,
         ``value`` (as :meth:`atmlab.store.Store.series` returns a stored
         run's). Empty (with those columns) without probes."""
+        import pandas as pd  # imported when a table is first asked for
+
         rows = [(s["name"], s["kind"], s["target"], s["unit"], t, v)
                 for s in self.raw.get("series", []) for t, v in zip(s["t_s"], s["values"], strict=True)]
         return pd.DataFrame(rows, columns=["name", "kind", "target", "unit", "t_s", "value"])
@@ -155,6 +157,8 @@ class Result:
         different intervals). ``r.series_wide(["cwnd:tcp0"]).plot()``.
         The units are in ``df.attrs["units"]``. An unknown name is a
         KeyError that lists the series."""
+        import pandas as pd
+
         known = [s["name"] for s in self.raw.get("series", [])]
         if names is None:
             names = known
