@@ -33,7 +33,7 @@ from rich.table import Table
 
 from . import __version__, display, reproduce as reproduce_mod
 from .api import run as run_scenario
-from .errors import INT64_MAX, AtmlabError, out_of_range
+from .errors import INT64_MAX, AtmlabError, out_of_range, require_extra
 from .result import Result
 from .about import text as version_text
 
@@ -406,13 +406,6 @@ def _print_sweep_list(db: Path) -> None:
     out.print(t)
 
 
-def _need_parquet() -> None:
-    import importlib.util
-
-    if not any(importlib.util.find_spec(m) is not None for m in ("pyarrow", "fastparquet")):
-        raise AtmlabError("--parquet needs atmlab's parquet extra: pip install 'atmlab[parquet]'")
-
-
 @main.command(help="List the runs of a sweep in a results database, or export them (one row per run, in point "
               "order). By default the sweep stored last; --sweep NAME or --all for others, --list to list them.")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
@@ -432,7 +425,7 @@ def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status
         _print_sweep_list(db)
         return
     if parquet_path:
-        _need_parquet()
+        require_extra("parquet", "--parquet", "pyarrow", "fastparquet")
     chosen, note = _which_sweep(db, sweep_name, every)
     df = load_results(db, sweep=chosen, status=status, all_metrics=all_metrics)
     if note:

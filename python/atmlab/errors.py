@@ -61,6 +61,21 @@ class ResultsDatabaseError(AtmlabError):
     file is left as it was (a sweep keeps every run it stored before)."""
 
 
+def require_extra(extra: str, feature: str, *modules: str) -> None:
+    """Raises an :class:`AtmlabError` naming the extra to install unless one
+    of `modules` can be imported: ``require_extra("dask", "the Dask executor
+    (--dask)", "dask.distributed")``."""
+    import importlib.util
+
+    for m in modules:
+        try:
+            if importlib.util.find_spec(m) is not None:
+                return
+        except ImportError:  # a missing parent package (no dask at all)
+            continue
+    raise AtmlabError(f"{feature} needs atmlab's {extra} extra: pip install 'atmlab[{extra}]'")
+
+
 def core_errors() -> tuple[type[BaseException], ...]:
     """The exception types the core raises (for ``except``)."""
     from . import _core

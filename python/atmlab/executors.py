@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from multiprocessing import get_context
 from typing import Protocol
 
-from .errors import AtmlabError
+from .errors import AtmlabError, require_extra
 from .records import RunRecord, RunSpec
 
 # A worker that died under a run: killed (the out-of-memory killer, a user)
@@ -296,20 +296,10 @@ class DaskCluster:
             self._cluster.close()
 
 
-DASK_EXTRA = "the Dask executor (--dask) needs atmlab's dask extra: pip install 'atmlab[dask]'"
-
-
 def require_dask() -> None:
     """Raises an :class:`AtmlabError` naming the extra to install if
     dask.distributed is missing."""
-    import importlib.util
-
-    try:
-        found = importlib.util.find_spec("dask.distributed") is not None
-    except ImportError:  # no dask at all
-        found = False
-    if not found:
-        raise AtmlabError(DASK_EXTRA)
+    require_extra("dask", "the Dask executor (--dask)", "dask.distributed")
 
 
 class Shared:

@@ -543,35 +543,11 @@ fn test_json_schema_quantities_take_the_parsers_units() {
 /// variation is the largest less the smallest delay.
 #[test]
 fn test_udp_delay_variation_is_max_less_min() {
-    let text = r#"
-        [simulation]
-        duration = "100 ms"
-        [[hosts]]
-        name = "a"
-        [[hosts]]
-        name = "b"
-        [[switches]]
-        name = "sw"
-        port = { buffer = "100 cells" }
-        [[links]]
-        between = ["a", "sw"]
-        rate = "155.52 Mbit/s"
-        delay = "5 us"
-        [[links]]
-        between = ["sw", "b"]
-        rate = "155.52 Mbit/s"
-        delay = "5 us"
-        [[vcs]]
-        name = "v"
-        path = ["a", "sw", "b"]
-        [[apps]]
-        kind = "udp_cbr"
-        name = "voice"
-        vc = "v"
-        payload = "80 bytes"
-        interval = "1 ms"
-    "#;
-    let r = parse_toml(text).unwrap().build(1, 0).unwrap().run().unwrap();
+    let text = MINIMAL.replace("duration = \"20 ms\"", "duration = \"100 ms\"").replace(
+        "kind = \"tcp_bulk\"\nname = \"ftp\"\nvc = \"v\"",
+        "kind = \"udp_cbr\"\nname = \"voice\"\nvc = \"v\"\npayload = \"80 bytes\"\ninterval = \"1 ms\"",
+    );
+    let r = parse_toml(&text).unwrap().build(1, 0).unwrap().run().unwrap();
     let f = &r.udp_flows[0];
     let (min, mean, max) = (f.min_delay_s.unwrap(), f.mean_delay_s.unwrap(), f.max_delay_s.unwrap());
     assert!(min <= mean && mean <= max, "{min} {mean} {max}");
