@@ -140,6 +140,16 @@ impl<P> PduTable<P> {
         }
     }
 
+    /// Keeps the live PDU `id` (and its id) from being released until one
+    /// more [`settle_cell`](Self::settle_cell): for work on it that is due
+    /// after its cells may all have met their fate (the ER an ABR switch
+    /// writes into an RM cell it took ahead of time).
+    pub fn hold(&mut self, id: PduId) {
+        if let Some(p) = self.get_mut(id) {
+            p.outstanding += 1;
+        }
+    }
+
     /// One cell of `id` has met its fate (arrived at a reassembler or was
     /// dropped); releases the PDU after its last cell.
     #[inline]

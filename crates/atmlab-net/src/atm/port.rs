@@ -811,6 +811,18 @@ impl Port {
         }
     }
 
+    /// Whether the port has VCs of `category`.
+    #[inline]
+    pub fn carries_category(&self, category: ServiceCategory) -> bool {
+        self.categories & 1 << category.index() != 0
+    }
+
+    /// How long after its slot starts a cell reaches the far end of the
+    /// link: a cell time and the propagation delay.
+    pub fn transit(&self) -> Duration {
+        self.cell_time + self.delay
+    }
+
     /// Cells of `category` queued at `now` (what ERICA+ calls the port's ABR
     /// queue, for ABR).
     #[inline]

@@ -29,21 +29,43 @@
 //! and write an explicit rate into every backward RM cell of the port's
 //! VCs that leaves the switch the other way), or a binary EFCI switch (which
 //! marks the data cells it queues while its ABR queue is at or above a
-//! threshold). Cells reach controlled ports at their true arrival time:
-//! such switches take no eager hops (see `Simulation::plan`).
+//! threshold).
+//!
+//! **Cells taken ahead of time.** A pipelined port fed by one link takes
+//! each cell when it is put on that link (an eager hop, `sim/network.rs`),
+//! up to a link delay before it arrives; at a switch with controllers that
+//! is allowed too, because everything a controller does with such a cell
+//! still happens in true time:
+//!
+//! * its queueing and dropping are the port's own, decided from the
+//!   port's state at the cell's arrival time (the port sees only this
+//!   link's cells, in order, so that state is exact), EFCI marking
+//!   included;
+//! * the port's ERICA counts it later: the cell waits in the port's
+//!   [`Deferred`] list, stamped with its arrival (time, and its link as
+//!   the tie of arrivals at one instant) and the queue it found, and
+//!   whoever reads or changes that ERICA next (a backward RM cell's ER,
+//!   the interval deadline, the end of the run) first feeds it every cell
+//!   stamped before its own moment, in order: each interval then ends
+//!   exactly where and with what it would have;
+//! * a backward RM cell's ER is written by an event at its true arrival
+//!   (`Event::RmDue`), its RM entry held until then.
+//!
+//! Event elision off, every cell reaches every switch by an arrival event;
+//! the tests require the same run both ways.
 
 use std::collections::VecDeque;
 
 use super::timer::{Firing, LazyTimer};
-use super::{APP, Event, Simulation};
+use super::{APP, ARRIVAL, Event, Simulation};
 use crate::abr::destination::AbrDestination;
 use crate::abr::erica::{Erica, EricaParams, Variant};
 use crate::abr::source::{AbrSource, InRate};
 use crate::abr::{Direction, RmCell};
-use crate::atm::{Carries, Cell, Pti, ServiceCategory, VcLabel};
+use crate::atm::{Carries, Cell, NextHop, Offer, Pti, ServiceCategory, VcLabel};
 use crate::ids::{HostId, PortId, SwitchId};
 use crate::pdu::PduId;
-use atmlab_engine::{CELL_BITS, SimTime};
+use atmlab_engine::{CELL_BITS, Duration, SimTime};
 
 /// Where an ABR end sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +231,81 @@ pub enum AbrControl {
         /// Data cells marked so far.
         marked: u64,
     },
+}
+
+/// What the ERICA of a port that takes cells ahead of time still has to
+/// count of one cell.
+#[derive(Clone, Copy, Debug)]
+enum Counted {
+    /// An ABR cell (with the CCR of a forward RM cell).
+    Abr(Option<f64>),
+    /// A CBR or VBR cell.
+    HighPriority,
+    /// A UBR cell: nothing.
+    Nothing,
+}
+
+/// A cell taken ahead of time, waiting for its arrival to be counted.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// Its arrival at the switch.
+    at: SimTime,
+    /// Its VC's index at the port.
+    slot: u16,
+    what: Counted,
+    /// The port's ABR queue when it arrived, before it (what ERICA+ reads
+    /// if this cell ends the interval).
+    queue_before: u32,
+    /// When it reaches the far end of the port's link, if the port took it.
+    departs: Option<SimTime>,
+}
+
+/// The true-time view of the ERICA of a port that takes its cells ahead of
+/// time (see the module docs).
+#[derive(Clone, Debug)]
+pub(super) struct Deferred {
+    /// The link that feeds the port (its port index: the tie among
+    /// arrivals at one instant).
+    link: u32,
+    /// Cells taken, in arrival order, not yet counted.
+    pending: VecDeque<Pending>,
+    /// Of the cells counted and taken, when those whose slot may not have
+    /// started yet reach the far end: the port's queue as of the last cell
+    /// counted.
+    present: VecDeque<SimTime>,
+    /// A cell's slot starts this long before it reaches the far end.
+    transit: Duration,
+}
+
+impl Deferred {
+    /// Whether a cell of this port arriving at `at` comes before a reader
+    /// at `now`: one that is itself an arrival on link `tie`, or (`None`)
+    /// any later event class at that instant.
+    #[inline]
+    fn before(&self, at: SimTime, now: SimTime, tie: Option<u32>) -> bool {
+        at < now || (at == now && tie.is_none_or(|l| self.link < l))
+    }
+
+    /// The port's queue at `now` (every cell up to `now` counted): those
+    /// counted whose slot starts at or after `now`.
+    fn queue_at(&mut self, now: SimTime) -> u32 {
+        let left = now.saturating_add(self.transit);
+        while self.present.front().is_some_and(|&t| t < left) {
+            self.present.pop_front();
+        }
+        self.present.len() as u32
+    }
+}
+
+/// A backward RM cell taken ahead of time whose ER is written when it
+/// arrives.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RmDue {
+    at: SimTime,
+    /// The port whose controller writes the ER, and the VC's index there.
+    port: PortId,
+    slot: u16,
+    id: PduId,
 }
 
 impl Simulation {
@@ -498,12 +595,19 @@ impl Simulation {
         cell
     }
 
-    /// A backward RM cell leaves a switch by port `p` (VC index `slot`):
-    /// the controller of the VC's opposite port at that switch writes its
-    /// explicit rate.
+    /// A backward RM cell leaves a switch by port `p` (VC index `slot`),
+    /// arriving at `at` on link `link`: the controller of the VC's opposite
+    /// port at that switch writes its explicit rate.
     #[inline]
-    pub(super) fn abr_on_backward_rm(&mut self, p: PortId, slot: u16, at: SimTime, id: PduId) {
+    pub(super) fn abr_on_backward_rm(&mut self, p: PortId, slot: u16, at: SimTime, id: PduId, link: PortId) {
         let Some((f, fs)) = self.ports[p.idx()].vcs[slot as usize].feedback else { return };
+        self.write_er(f, fs, at, id, link);
+    }
+
+    /// Port `f`'s ERICA (if it has one) writes the ER of VC `fs` into the
+    /// backward RM cell `id`, which arrived at `at` on link `link`.
+    fn write_er(&mut self, f: PortId, fs: u16, at: SimTime, id: PduId, link: PortId) {
+        self.catch_up(f, at, Some(link.0));
         if let Some(AbrControl::Erica(erica, _)) = &mut self.abr_control[f.idx()]
             && let Some(rm) = self.rms.get_mut(id)
             && rm.payload.dir == Direction::Backward
@@ -512,10 +616,148 @@ impl Simulation {
         }
     }
 
+    /// [`abr_on_backward_rm`](Self::abr_on_backward_rm) for an RM cell taken
+    /// ahead of time: the ER is written by an `RmDue` event at its arrival.
+    pub(super) fn defer_backward_rm(&mut self, p: PortId, slot: u16, at: SimTime, id: PduId, link: PortId) {
+        let Some((f, fs)) = self.ports[p.idx()].vcs[slot as usize].feedback else { return };
+        let erica = matches!(self.abr_control[f.idx()], Some(AbrControl::Erica(..)));
+        if !erica || self.rms.get(id).is_none_or(|rm| rm.payload.dir != Direction::Backward) {
+            return;
+        }
+        // The cell may be dropped or delivered before its arrival here;
+        // its fields must live (and its id stay its own) until then.
+        self.rms.hold(id);
+        let due = &mut self.rm_due[link.idx()];
+        due.push_back(RmDue { at, port: f, slot: fs, id });
+        if due.len() == 1 {
+            self.queue.push_keyed(at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
+        }
+    }
+
+    /// A backward RM cell taken ahead of time arrives on link `link`: its
+    /// ER is written now.
+    pub(super) fn on_rm_due(&mut self, link: PortId) {
+        let due = &mut self.rm_due[link.idx()];
+        let d = due.pop_front().expect("an RmDue event has its cell");
+        if let Some(next) = due.front() {
+            self.queue.push_keyed(next.at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
+        }
+        debug_assert_eq!(d.at, self.now);
+        self.write_er(d.port, d.slot, d.at, d.id, link);
+        self.rms.settle_cell(d.id);
+    }
+
+    /// Offers a cell taken ahead of time to port `p`, which it reaches at
+    /// `at`: queued or dropped now, counted by the port's ERICA later.
+    pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
+        let port = &mut self.ports[p.idx()];
+        let category = port.vcs[cell.slot as usize].category;
+        let (what, queue_before) = match category {
+            ServiceCategory::Abr => {
+                let ccr = match cell.carries() {
+                    Carries::Rm(id) => {
+                        let rm = self.rms.get(id).expect("a queued RM cell's fields are live").payload;
+                        (rm.dir == Direction::Forward).then_some(rm.ccr)
+                    }
+                    Carries::Frame(_) | Carries::Nothing => None,
+                };
+                (Counted::Abr(ccr), port.category_queued_at(ServiceCategory::Abr, at))
+            }
+            ServiceCategory::Cbr | ServiceCategory::Vbr => (Counted::HighPriority, 0),
+            ServiceCategory::Ubr => (Counted::Nothing, 0),
+        };
+        let offer = port.offer(at, cell);
+        let departs = match offer {
+            Offer::Departs { arrival, .. } => Some(arrival),
+            Offer::Dropped(_) => None,
+            Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
+        };
+        let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
+        deferred.pending.push_back(Pending { at, slot: cell.slot, what, queue_before, departs });
+        match offer {
+            Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
+            _ => self.settle_lost(cell),
+        }
+    }
+
+    /// Port `p`'s ERICA counts the cells it took ahead of time that arrive
+    /// before a reader at `now` (an arrival on link `tie`, or with `None`
+    /// any later class of event), in their order, ending intervals where
+    /// they end.
+    #[inline]
+    fn catch_up(&mut self, p: PortId, now: SimTime, tie: Option<u32>) {
+        let Some(Some(deferred)) = self.deferred.get_mut(p.idx()) else { return };
+        while let Some(&c) = deferred.pending.front()
+            && deferred.before(c.at, now, tie)
+        {
+            deferred.pending.pop_front();
+            if let Some(t) = c.departs {
+                deferred.present.push_back(t);
+            }
+            let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else {
+                unreachable!("only ERICA ports count cells later")
+            };
+            match c.what {
+                Counted::Abr(ccr) => {
+                    if erica.on_abr_cell(c.at, c.slot as usize, ccr) {
+                        erica.end_interval(c.at, c.queue_before);
+                        if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
+                            self.queue.push(t, APP, Event::AbrInterval(p, g));
+                        }
+                    }
+                }
+                Counted::HighPriority => erica.on_high_priority_cell(c.at),
+                Counted::Nothing => {}
+            }
+        }
+    }
+
+    /// Every port's ERICA counts what it took ahead of time before the end
+    /// of the run.
+    pub(super) fn catch_up_all(&mut self) {
+        for p in 0..self.deferred.len() {
+            self.catch_up(PortId(p as u32), self.end, Some(0));
+        }
+    }
+
+    /// The ports whose ERICA counts cells taken ahead of time, and the
+    /// links whose backward RM cells get their ER at an event, once the
+    /// event plan has chosen the eager hops.
+    pub(super) fn start_deferred(&mut self) {
+        if self.abr_control.is_empty() {
+            return;
+        }
+        let mut any = false;
+        let mut deferred = vec![None; self.ports.len()];
+        for (u, port) in self.ports.iter().enumerate() {
+            for vc in port.vcs.iter().filter(|vc| vc.eager) {
+                any = true;
+                let NextHop::Port { port: q, .. } = vc.next else { continue };
+                if matches!(self.abr_control[q.idx()], Some(AbrControl::Erica(..))) {
+                    deferred[q.idx()] = Some(Deferred {
+                        link: u as u32,
+                        pending: VecDeque::new(),
+                        present: VecDeque::new(),
+                        transit: self.ports[q.idx()].transit(),
+                    });
+                }
+            }
+        }
+        if any {
+            self.deferred = deferred;
+            self.rm_due = vec![VecDeque::new(); self.ports.len()];
+        }
+    }
+
     /// Port `p`'s averaging interval reached its time bound.
     pub(super) fn on_abr_interval(&mut self, p: PortId, generation: u32) {
         let now = self.now;
-        let queue = self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now);
+        self.catch_up(p, now, None);
+        let queue = match self.deferred.get_mut(p.idx()) {
+            Some(Some(d)) if self.ports[p.idx()].carries_category(ServiceCategory::Abr) => d.queue_at(now),
+            Some(Some(_)) => 0,
+            _ => self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now),
+        };
         let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else { return };
         match timer.fire(now, generation) {
             Firing::Stale => {}

@@ -915,6 +915,7 @@ impl NetworkBuilder {
             dst: vc.dst,
             path: vc.forward.clone(),
             received: 0,
+            early: None,
         });
         self.hosts[vc.dst.host.idx()].vcs[vc.dst.vc as usize].cell_sink = Some(app);
         Ok(app)

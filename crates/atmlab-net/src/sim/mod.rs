@@ -10,6 +10,7 @@
 //! | event | class | meaning |
 //! |---|---|---|
 //! | `LinkArrival(p)` | 0 | the head cell of port `p`'s link reaches the far end |
+//! | `RmDue(p)` | 0 | a backward RM cell taken ahead of time by the switch at the far end of port `p`'s link arrives there: its ER is written |
 //! | `TcpStart`, `TcpStop`, `TcpTimer`, `UdpSend` | 1 | applications and TCP timers |
 //! | `CellSource(g)` | 1 | cell-source group `g` sends its next cell (or batch) |
 //! | `HostTx(h)`, `HostRx(h)` | 1 | host `h`'s sending or receiving CPU finishes a step |
@@ -84,6 +85,7 @@ enum TcpTimer {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Event {
     LinkArrival(PortId),
+    RmDue(PortId),
     PortSlot(PortId),
     TcpStart(ConnId),
     TcpTimer(ConnId, TcpTimer, u32),
@@ -133,6 +135,12 @@ pub struct Simulation {
     /// A port has an ABR controller or a switch is a VS/VD: cells entering
     /// switches go through [`Simulation::enter_switch_abr`].
     abr_switching: bool,
+    /// Per port: the ERICA of a port that takes cells ahead of time counts
+    /// them here first (empty when no such port exists).
+    deferred: Vec<Option<abr::Deferred>>,
+    /// Per link: its backward RM cells taken ahead of time whose ER is due
+    /// at their arrival (empty when no such link exists).
+    rm_due: Vec<std::collections::VecDeque<abr::RmDue>>,
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
@@ -200,6 +208,8 @@ impl Simulation {
             abr_ends: b.abr_ends,
             abr_control: Vec::new(),
             abr_switching,
+            deferred: Vec::new(),
+            rm_due: Vec::new(),
             pdus: PduTable::new(),
             rms: PduTable::new(),
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
@@ -235,8 +245,12 @@ impl Simulation {
         }
         for i in 0..sim.probes.len() {
             sim.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
+            if let ProbeTarget::CellApp(a) = sim.probes[i].spec.target {
+                sim.cell_apps[a as usize].early = Some(std::collections::VecDeque::new());
+            }
         }
         sim.start_abr_control(abr_controls);
+        sim.start_deferred();
         sim
     }
 
@@ -291,15 +305,10 @@ impl Simulation {
                 _ => None,
             })
             .collect();
-        // An ABR controller reads the load of its port and writes ER into the
-        // backward RM cells entering its switch when they arrive, so no port
-        // of a switch with one takes cells ahead of time.
-        let controlled: std::collections::BTreeSet<NodeRef> = b
-            .abr_controls
-            .iter()
-            .map(|(p, _)| b.port_owner[p.idx()])
-            .chain(b.vs_vd.iter().map(|s| NodeRef::Switch(*s)))
-            .collect();
+        // A VS/VD switch ends the loops of the cells it receives, so it takes
+        // none ahead of time. (A switch with ABR controllers may: what they
+        // do with a cell still happens at its arrival, `sim/abr.rs`.)
+        let vs_vd: std::collections::BTreeSet<NodeRef> = b.vs_vd.iter().map(|s| NodeRef::Switch(*s)).collect();
         let eager_target: Vec<bool> = b
             .ports
             .iter()
@@ -310,7 +319,7 @@ impl Simulation {
                     && q.mode() == crate::atm::PortMode::Pipelined
                     && f.len() <= 1
                     && !probed.contains(&i)
-                    && !controlled.contains(&b.port_owner[i])
+                    && !vs_vd.contains(&b.port_owner[i])
             })
             .collect();
         // A cell source may hand its adapter cells ahead of time only if it is
@@ -404,6 +413,7 @@ impl Simulation {
         if let Some(why) = self.stopped.take() {
             return Err(SimulationError::Limit(why));
         }
+        self.catch_up_all();
         self.now = self.end;
         for p in &mut self.ports {
             p.settle(self.end);
@@ -441,6 +451,7 @@ impl Simulation {
             }
             match ev {
                 Event::LinkArrival(p) => self.on_link_arrival(p),
+                Event::RmDue(p) => self.on_rm_due(p),
                 Event::PortSlot(p) => self.on_port_slot(p),
                 Event::TcpStart(c) => self.on_tcp_start(c),
                 Event::TcpStop(c) => self.on_tcp_stop(c),

@@ -35,7 +35,7 @@ impl Simulation {
         if vc.eager && arrival < self.end {
             let (next, upc) = (vc.next, vc.upc);
             self.counts.cell_hops += 1;
-            self.enter_switch(next, upc, arrival, cell);
+            self.enter_switch(next, upc, arrival, cell, p, true);
         } else if port.is_to_host() && cell.carries() == Carries::Nothing && arrival < self.end {
             // A cell source's cell only adds to its sink's count: it needs
             // no event, and is not kept on the link until a frame end that
@@ -43,6 +43,11 @@ impl Simulation {
             let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
             self.counts.cell_hops += 1;
             self.host_receive(host, vc, cell);
+            if let Some(sink) = self.hosts[host.idx()].vcs[vc as usize].cell_sink
+                && let Some(early) = &mut self.cell_apps[sink as usize].early
+            {
+                early.push_back(arrival);
+            }
         } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
@@ -76,15 +81,25 @@ impl Simulation {
         }
         self.counts.cell_hops += 1;
         match hop {
-            NextHop::Port { .. } => self.enter_switch(hop, upc, self.now, cell),
+            NextHop::Port { .. } => self.enter_switch(hop, upc, self.now, cell, p, false),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
         }
     }
 
-    /// A cell reaches a switch at `at`: usage parameter control (if its VC
-    /// is policed on this link), then relabelling and the output port.
+    /// A cell reaches a switch at `at` by link `link`: usage parameter
+    /// control (if its VC is policed on this link), then relabelling and the
+    /// output port. `eager`: the cell is taken when it is put on the link,
+    /// ahead of `at` (see [`put_on_link`](Self::put_on_link)).
     #[inline]
-    pub(super) fn enter_switch(&mut self, hop: NextHop, upc: u32, at: SimTime, mut cell: Cell) {
+    pub(super) fn enter_switch(
+        &mut self,
+        hop: NextHop,
+        upc: u32,
+        at: SimTime,
+        mut cell: Cell,
+        link: PortId,
+        eager: bool,
+    ) {
         let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
         if upc != crate::atm::NO_UPC {
             match self.upcs[upc as usize].policer.police(at, cell.clp) {
@@ -98,7 +113,7 @@ impl Simulation {
             }
         }
         if self.abr_switching {
-            self.enter_switch_abr(port, at, Cell { label, slot, ..cell });
+            self.enter_switch_abr(port, at, Cell { label, slot, ..cell }, link, eager);
         } else {
             self.offer_to_port(port, at, Cell { label, slot, ..cell });
         }
@@ -107,17 +122,31 @@ impl Simulation {
     /// The rest of [`enter_switch`](Self::enter_switch) in a run with ABR
     /// controllers or VS/VD switches (`cell` relabelled for `port`): a
     /// backward RM cell gets its ER, a VS/VD switch takes the cell.
+    ///
+    /// A cell taken ahead of time (`eager`) is queued at once, but what the
+    /// switch's controllers do with it happens in true time: a backward RM
+    /// cell's ER is written by an event at its arrival, and the port's
+    /// ERICA counts it when the controller is next read
+    /// (`sim/abr.rs`, "Cells taken ahead of time").
     #[inline(never)]
-    fn enter_switch_abr(&mut self, port: PortId, at: SimTime, cell: Cell) {
+    fn enter_switch_abr(&mut self, port: PortId, at: SimTime, cell: Cell, link: PortId, eager: bool) {
         if !self.abr_control.is_empty() && cell.pti.is_rm() {
-            self.abr_on_backward_rm(port, cell.slot, at, cell.pdu);
+            if eager {
+                self.defer_backward_rm(port, cell.slot, at, cell.pdu, link);
+            } else {
+                self.abr_on_backward_rm(port, cell.slot, at, cell.pdu, link);
+            }
         }
         if let Some(e) = self.ports[port.idx()].vcs[cell.slot as usize].vs {
             // A VS/VD switch: the loop of this segment ends here.
             self.vs_receive(e, cell);
             return;
         }
-        self.offer_at(port, at, cell);
+        if eager && !self.deferred.is_empty() && self.deferred[port.idx()].is_some() {
+            self.offer_deferred(port, at, cell);
+        } else {
+            self.offer_at(port, at, cell);
+        }
     }
 
     /// Offers `cell` to port `p` as arriving at `at` (now, or later for an

@@ -320,7 +320,15 @@ impl Simulation {
                 cells_per_s * CELL_BITS as f64
             }
             ProbeTarget::CellApp(a) => {
-                let cells = probe.delta(self.cell_apps[a as usize].received);
+                // Cells counted ahead of their arrival are not received yet.
+                let app = &mut self.cell_apps[a as usize];
+                let ahead = app.early.as_mut().map_or(0, |early| {
+                    while early.front().is_some_and(|&t| t <= now) {
+                        early.pop_front();
+                    }
+                    early.len() as u64
+                });
+                let cells = probe.delta(app.received - ahead);
                 cells as f64 * CELL_BITS as f64 / probe.spec.interval.as_secs_f64()
             }
             ProbeTarget::Port(q, PortQuantity::Erica(eq)) => match self.abr_control.get(q.idx()) {

@@ -34,6 +34,11 @@ pub struct CellApp {
     pub path: Vec<PortId>,
     /// Cells received at the sink.
     pub received: u64,
+    /// Probed applications only: when the cells counted in `received`
+    /// ahead of their arrival (a link into a host counts a cell source's
+    /// cells when they are put on it) reach the sink, so that a sample
+    /// counts the cells that have arrived by then.
+    pub(super) early: Option<std::collections::VecDeque<atmlab_engine::SimTime>>,
 }
 
 /// A cell source.
