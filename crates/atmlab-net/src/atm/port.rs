@@ -613,7 +613,11 @@ impl Port {
     }
 
     /// Offers a cell (its `slot` set to its VC's index here) arriving at `now`.
-    #[inline]
+    ///
+    /// Always inlined: the simulation's one hot call site keeps the cell in
+    /// registers (called out of line, as LLVM chooses once a second caller
+    /// exists, the N-source LAN does 5 % more instructions).
+    #[inline(always)]
     pub fn offer(&mut self, now: SimTime, cell: Cell) -> Offer {
         let eof = cell.is_end_of_frame();
         let c = self.vcs[cell.slot as usize].category.index();
