@@ -34,6 +34,9 @@ pub enum SimulationError {
     /// The run was stopped by the memory guard (`simulation.max_cells_held`).
     #[error("{0}")]
     Limit(String),
+    /// A packet capture file could not be written.
+    #[error("packet capture: {0}")]
+    Capture(String),
 }
 
 /// The capacity the efficiency is measured against.
