@@ -851,7 +851,8 @@ impl<'a> Ctx<'a> {
             Some(_) => chosen.into_iter().collect(),
             None => self.sc.links.iter().map(|l| [l.between[0].as_str(), l.between[1].as_str()]).collect(),
         };
-        let dir_err = |e: std::io::Error| err("simulation.capture", format!("capture directory {}: {e}", dir.display()));
+        let dir_err =
+            |e: std::io::Error| err("simulation.capture", format!("capture directory {}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(dir_err)?;
         let mut files = BTreeSet::new();
         for [a, b] in links {

@@ -581,11 +581,12 @@ fn pcap_records(path: &std::path::Path) -> Vec<(u128, u32, Vec<u8>)> {
 fn test_capture_holds_every_segment_sent_and_changes_no_result() {
     // A 100-cell buffer in front of a slower link to b: the sender loses
     // segments there and retransmits them.
-    let text = MINIMAL.replace(
-        "between = [\"sw\", \"b\"]\nrate = \"155.52 Mbit/s\"",
-        "between = [\"sw\", \"b\"]\nrate = \"50 Mbit/s\"",
-    )
-    .replace("duration = \"20 ms\"", "duration = \"1 s\"");
+    let text = MINIMAL
+        .replace(
+            "between = [\"sw\", \"b\"]\nrate = \"155.52 Mbit/s\"",
+            "between = [\"sw\", \"b\"]\nrate = \"50 Mbit/s\"",
+        )
+        .replace("duration = \"20 ms\"", "duration = \"1 s\"");
     assert_ne!(text, MINIMAL);
     let sc = parse_toml(&text).unwrap();
     let plain = sc.build(1, 0).unwrap().run().unwrap();
@@ -632,7 +633,8 @@ fn test_capture_holds_every_segment_sent_and_changes_no_result() {
 
 #[test]
 fn test_capture_names_its_key_and_links() {
-    let with = |capture: &str| MINIMAL.replace("duration = \"20 ms\"", &format!("duration = \"20 ms\"\ncapture = {capture}"));
+    let with =
+        |capture: &str| MINIMAL.replace("duration = \"20 ms\"", &format!("duration = \"20 ms\"\ncapture = {capture}"));
     let e = error_of(&with(r#"[["a", "nowhere"]]"#));
     assert_eq!(e.path, "simulation.capture[0][1]", "{}", e.message);
     let e = error_of(&with(r#"[["sw", "a"], ["a", "b"]]"#));

@@ -31,9 +31,9 @@ use crate::atm::{Carries, Cell};
 use crate::ids::PortId;
 use crate::ip::Fragmentation;
 use crate::tcp::{TcpFlags, TcpSegment};
+use atmlab_engine::SimTime;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
-use atmlab_engine::SimTime;
 use std::io::Write;
 
 /// The pcap link type written: SunATM (4-byte pseudo-header, then the
