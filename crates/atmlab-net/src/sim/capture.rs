@@ -413,9 +413,10 @@ impl Simulation {
         cap.write(t, arrival.as_ps(), &meta, content);
     }
 
-    /// Flushes the capture files and reports what each tap wrote (by file);
-    /// empty without a capture. [`run`](Self::run) calls it; a caller that
-    /// wants the counts calls it first (the files are then complete).
+    /// Flushes and closes the capture files and reports what each tap wrote
+    /// (by file); empty without a capture. [`run`](Self::run) calls it; a
+    /// caller that wants the counts calls it once it has advanced to the
+    /// end (frames that cross a link later are no longer written).
     pub fn finish_capture(&mut self) -> Result<Vec<(String, TapCounts)>, SimulationError> {
         match self.capture.as_deref_mut() {
             Some(cap) => cap.finish().map_err(SimulationError::Capture),
