@@ -174,8 +174,8 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
     else:
         r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap)
     if pcap is not None:
-        files = sorted(pcap.glob("*.pcap"))
-        err.print(f"packet capture: {len(files)} files in {escape(str(pcap))}")
+        err.print(f"packet capture: one pcap per captured link direction in {escape(str(pcap))} "
+                  "(docs/experiments.md#packet-capture)")
     if as_json:
         click.echo(r.to_json(indent=2))
     else:
