@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from . import _core
@@ -16,6 +17,7 @@ def run(
     seed: int | None = None,
     replication: int = 0,
     progress: Callable[[float], object] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Runs one scenario.
 
@@ -27,7 +29,11 @@ def run(
     scenario, seed and replication are identical bit for bit. Both are whole
     numbers from 0 to 2^63 - 1 (what the results database stores); outside,
     :class:`atmlab.ArgumentError`. ``progress``, if given, is called with
-    the fraction of simulated time done (0 to 1).
+    the fraction of simulated time done (0 to 1). ``pcap``, a directory
+    (created if missing), receives a packet capture for Wireshark: one pcap
+    file per direction of each link ``simulation.capture`` names (every
+    link without it), ``<from>-<to>.pcap``; capturing changes no result
+    (docs/experiments.md, "Packet capture").
 
     >>> r = run("nsource_lan")          # doctest: +SKIP
     >>> round(r.efficiency, 2)          # doctest: +SKIP
@@ -37,7 +43,7 @@ def run(
     replication = checked_int("replication", replication, 0)
     sc = scenario if isinstance(scenario, LoadedScenario) else load(scenario)
     try:
-        raw = _core.run(sc.to_json(), seed, replication, progress)
+        raw = _core.run(sc.to_json(), seed, replication, progress, None if pcap is None else os.fspath(pcap))
     except core_errors() as e:
         raise sc.error(e) from None
     return Result(raw)

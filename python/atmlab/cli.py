@@ -157,7 +157,11 @@ SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".jo
               help="Replication index: independent random streams for the same seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--all-metrics", is_flag=True, help="After the summary, every metric of the result with its meaning.")
-def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_metrics: bool) -> None:
+@click.option("--pcap", "pcap", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write a packet capture for Wireshark to this directory: one pcap file per direction of "
+                   "each link simulation.capture names (every link without it), <from>-<to>.pcap.")
+def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_metrics: bool,
+        pcap: Path | None) -> None:
     from .scenario import load
 
     sc = load(scenario)  # read and expanded once; the run builds it once
@@ -165,10 +169,13 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             task = bar.add_task(f"simulating {sc.name}", total=1.0)
-            r = run_scenario(sc, seed=seed, replication=replication,
+            r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap,
                              progress=lambda f: bar.update(task, completed=f))
     else:
-        r = run_scenario(sc, seed=seed, replication=replication)
+        r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap)
+    if pcap is not None:
+        err.print(f"packet capture: one pcap per captured link direction in {escape(str(pcap))} "
+                  "(docs/experiments.md#packet-capture)")
     if as_json:
         click.echo(r.to_json(indent=2))
     else:

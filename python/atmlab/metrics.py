@@ -186,7 +186,7 @@ _UNITS: dict[str, str] = {
     **dict.fromkeys((
         "load_factor", "active_vcs", "intervals", "adtf_cuts", "crm_cuts", "sources", "events",
         "sent", "delivered", "lost", "in_flight", "discarded_by_receivers", "segments_sent",
-        "retransmitted_segments", "timeouts", "fast_retransmits", "received", "fragments_sent",
+        "retransmitted_segments", "timeouts", "fast_retransmits", "dupacks_received", "received", "fragments_sent",
         "arrivals_recorded", "frames_received", "frames_discarded", "datagrams_sent", "adapter_dropped",
         "receive_dropped"), ""),
 }

@@ -29,6 +29,7 @@ fn simulation_err(e: SimulationError) -> PyErr {
     match e {
         SimulationError::Limit(_) => CoreLimitError::new_err(e.to_string()),
         SimulationError::Conservation(_) => CoreSimulationError::new_err(e.to_string()),
+        SimulationError::Capture(_) => pyo3::exceptions::PyOSError::new_err(e.to_string()),
     }
 }
 
@@ -70,9 +71,19 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 }
 
 fn build(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<Simulation> {
+    build_captured(scenario_json, seed, replication, None)
+}
+
+/// [`build`], with a packet capture written to `pcap_dir` if given.
+fn build_captured(
+    scenario_json: &str,
+    seed: Option<u64>,
+    replication: u64,
+    pcap_dir: Option<&std::path::Path>,
+) -> PyResult<Simulation> {
     let sc = parse_json(scenario_json).map_err(scenario_err)?;
     let seed = seed.unwrap_or(sc.simulation.seed);
-    sc.build(seed, replication).map_err(scenario_err)
+    sc.build_with_capture(seed, replication, pcap_dir).map_err(scenario_err)
 }
 
 /// The test hook of docs/architecture.md ("Errors"): a run whose scenario
@@ -120,17 +131,19 @@ fn validate(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResul
 
 /// Runs a scenario (JSON text); returns the result as JSON text.
 /// `progress`, if given, is called with the fraction of simulated time done.
+/// `pcap_dir`, if given, receives a pcap file per captured link direction.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None))]
+#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None, pcap_dir=None))]
 fn run(
     py: Python<'_>,
     scenario_json: &str,
     seed: Option<u64>,
     replication: u64,
     progress: Option<&Bound<'_, PyAny>>,
+    pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let sim = guarded(|| {
-        let sim = build(scenario_json, seed, replication)?;
+        let sim = build_captured(scenario_json, seed, replication, pcap_dir.as_deref())?;
         test_panic_hook(scenario_json);
         Ok(sim)
     })?;

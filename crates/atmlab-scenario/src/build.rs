@@ -22,7 +22,8 @@ use atmlab_net::sim::{
 };
 use atmlab_net::tcp::{RtoAlgorithm, RtoConfig, TcpConfig};
 use rand::RngExt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// Default IP MTU of Classical IP over ATM (RFC 1577).
 pub const DEFAULT_MTU: u64 = 9180;
@@ -99,6 +100,19 @@ impl Scenario {
     /// Checks the scenario and builds the simulation of replication
     /// `replication` with master seed `seed`.
     pub fn build(&self, seed: u64, replication: u64) -> Result<Simulation, ScenarioError> {
+        self.build_with_capture(seed, replication, None)
+    }
+
+    /// [`build`](Self::build), and with `pcap_dir` a packet capture of the
+    /// links `simulation.capture` names (every link without it): one pcap
+    /// file per direction, `<from>-<to>.pcap` in `pcap_dir` (created if
+    /// missing), written as the run goes.
+    pub fn build_with_capture(
+        &self,
+        seed: u64,
+        replication: u64,
+        pcap_dir: Option<&Path>,
+    ) -> Result<Simulation, ScenarioError> {
         if let Some(name) = &self.name {
             check_name("name".into(), name)?;
         }
@@ -134,6 +148,7 @@ impl Scenario {
         cx.apps()?;
         cx.metrics()?;
         cx.probes()?;
+        cx.capture(pcap_dir)?;
         let meta = RunMeta { scenario: self.name.clone().unwrap_or_else(|| "scenario".into()), seed, replication };
         Ok(cx.b.build(meta, duration))
     }
@@ -811,6 +826,60 @@ impl<'a> Ctx<'a> {
     /// The smaller MTU of the VC's two hosts (TCP's default MSS is MTU - 40).
     fn path_mtu(&self, h: &VcHandle) -> u32 {
         self.b.host(h.src.host).mtu.min(self.b.host(h.dst.host).mtu)
+    }
+
+    /// The captured link directions (`simulation.capture`, checked with or
+    /// without a directory) and, with `dir`, their files.
+    fn capture(&mut self, dir: Option<&Path>) -> Result<(), ScenarioError> {
+        let mut chosen = BTreeSet::new();
+        if let Some(list) = &self.sc.simulation.capture {
+            for (i, [a, b]) in list.iter().enumerate() {
+                let na = self.node(format!("simulation.capture[{i}][0]"), a)?;
+                let nb = self.node(format!("simulation.capture[{i}][1]"), b)?;
+                if self.b.port_toward(na, nb).is_none() {
+                    return Err(err(format!("simulation.capture[{i}]"), format!("no link between {a} and {b}")));
+                }
+                chosen.insert(if self.sc.links.iter().any(|l| l.between == [a.clone(), b.clone()]) {
+                    [a.as_str(), b.as_str()]
+                } else {
+                    [b.as_str(), a.as_str()]
+                });
+            }
+        }
+        let Some(dir) = dir else { return Ok(()) };
+        let links: Vec<[&str; 2]> = match &self.sc.simulation.capture {
+            Some(_) => chosen.into_iter().collect(),
+            None => self.sc.links.iter().map(|l| [l.between[0].as_str(), l.between[1].as_str()]).collect(),
+        };
+        let dir_err =
+            |e: std::io::Error| err("simulation.capture", format!("capture directory {}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(dir_err)?;
+        let mut files = BTreeSet::new();
+        for [a, b] in links {
+            for (from, to) in [(a, b), (b, a)] {
+                let file = format!("{from}-{to}.pcap");
+                if from.contains(['/', '\\']) || to.contains(['/', '\\']) || from.starts_with('.') {
+                    return Err(err(
+                        "simulation.capture",
+                        format!("the link {from} -> {to} cannot be named as a file ({file:?}): rename the node"),
+                    ));
+                }
+                if !files.insert(file.clone()) {
+                    return Err(err(
+                        "simulation.capture",
+                        format!("two link directions would both be written to {file:?}: rename a node"),
+                    ));
+                }
+                let path = dir.join(&file);
+                let f = std::fs::File::create(&path).map_err(|e| {
+                    err("simulation.capture", format!("cannot create the capture file {}: {e}", path.display()))
+                })?;
+                let port = self.b.port_toward(self.nodes[from], self.nodes[to]).expect("a link has both directions");
+                let out = Box::new(std::io::BufWriter::with_capacity(1 << 16, f));
+                self.b.capture(port, path.display().to_string(), out);
+            }
+        }
+        Ok(())
     }
 
     fn metrics(&mut self) -> Result<(), ScenarioError> {

@@ -295,6 +295,12 @@ pub struct SimulationSpec {
     /// hosts' CPUs at once (default 50,000,000 cells, about 1.2 GB).
     #[serde(default)]
     pub max_cells_held: Option<Cells>,
+    /// The links (`[a, b]`, either order) whose AAL5 frames a run with a
+    /// capture directory (`atmlab run --pcap DIR`) writes to pcap files,
+    /// one per direction (`DIR/a-b.pcap`, `DIR/b-a.pcap`); default: every
+    /// link. Without a capture directory nothing is written.
+    #[serde(default)]
+    pub capture: Option<Vec<[String; 2]>>,
 }
 
 fn default_seed() -> u64 {

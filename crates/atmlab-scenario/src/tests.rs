@@ -556,3 +556,105 @@ fn test_udp_delay_variation_is_max_less_min() {
     assert!(max > min, "the slot grids spread the delays");
     assert!(max - min < 2.0 * 424.0 / 155.52e6, "{}", max - min);
 }
+
+/// A fresh directory for one test's capture files.
+fn capture_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("atmlab-capture-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The records of a pcap file: (timestamp in ns, original length, captured bytes).
+fn pcap_records(path: &std::path::Path) -> Vec<(u128, u32, Vec<u8>)> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = pcap_file::pcap::PcapReader::new(file).unwrap();
+    assert_eq!(reader.header().datalink, pcap_file::DataLink::SUNATM);
+    let mut out = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        let p = p.unwrap();
+        out.push((p.timestamp.as_nanos(), p.orig_len, p.data.into_owned()));
+    }
+    out
+}
+
+#[test]
+fn test_capture_holds_every_segment_sent_and_changes_no_result() {
+    // A 100-cell buffer in front of a slower link to b: the sender loses
+    // segments there and retransmits them.
+    let text = MINIMAL
+        .replace(
+            "between = [\"sw\", \"b\"]\nrate = \"155.52 Mbit/s\"",
+            "between = [\"sw\", \"b\"]\nrate = \"50 Mbit/s\"",
+        )
+        .replace("duration = \"20 ms\"", "duration = \"1 s\"");
+    assert_ne!(text, MINIMAL);
+    let sc = parse_toml(&text).unwrap();
+    let plain = sc.build(1, 0).unwrap().run().unwrap();
+    let dir = capture_dir("segments");
+    let captured = sc.build_with_capture(1, 0, Some(&dir)).unwrap().run().unwrap();
+    assert_eq!(format!("{plain:?}"), format!("{captured:?}"), "capturing changed the result");
+    let c = &plain.connections[0];
+    assert!(c.retransmitted_segments > 0, "the scenario must lose segments");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["a-sw.pcap", "b-sw.pcap", "sw-a.pcap", "sw-b.pcap"]);
+
+    // On a -> sw every frame a sent: its data segments (SunATM 4, LLC/SNAP
+    // 8, IPv4 20, TCP 20 captured; the payload counted in the original
+    // length), retransmissions found as sequence numbers seen before.
+    let records = pcap_records(&dir.join("a-sw.pcap"));
+    let (mut data, mut retransmitted, mut next) = (0u64, 0u64, 0u32);
+    let mut last_ts = 0;
+    for (ts, orig, bytes) in &records {
+        assert!(*ts >= last_ts, "records in time order");
+        last_ts = *ts;
+        let ip = &bytes[12..32];
+        let total = u32::from(u16::from_be_bytes([ip[2], ip[3]]));
+        assert_eq!(*orig, 4 + 8 + total);
+        let tcp = &bytes[32..];
+        let payload = total - 20 - u32::from(tcp[12] >> 4) * 4;
+        if payload > 0 {
+            data += 1;
+            let seq = u32::from_be_bytes(tcp[4..8].try_into().unwrap());
+            if seq < next {
+                retransmitted += 1;
+            }
+            next = next.max(seq + payload);
+        }
+    }
+    assert_eq!(data, c.segments_sent);
+    assert_eq!(retransmitted, c.retransmitted_segments);
+    // sw -> b carries only whole frames: fewer than were sent.
+    let delivered = pcap_records(&dir.join("sw-b.pcap")).len() as u64;
+    assert!(delivered < records.len() as u64 && delivered > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn test_capture_names_its_key_and_links() {
+    let with =
+        |capture: &str| MINIMAL.replace("duration = \"20 ms\"", &format!("duration = \"20 ms\"\ncapture = {capture}"));
+    let e = error_of(&with(r#"[["a", "nowhere"]]"#));
+    assert_eq!(e.path, "simulation.capture[0][1]", "{}", e.message);
+    let e = error_of(&with(r#"[["sw", "a"], ["a", "b"]]"#));
+    assert_eq!((e.path.as_str(), e.message.as_str()), ("simulation.capture[1]", "no link between a and b"));
+    // Only the named link, both directions, in the order of travel.
+    let dir = capture_dir("named");
+    parse_toml(&with(r#"[["sw", "b"]]"#)).unwrap().build_with_capture(1, 0, Some(&dir)).unwrap().run().unwrap();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["b-sw.pcap", "sw-b.pcap"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A directory that cannot be made is an error naming it.
+    let blocked = capture_dir("blocked");
+    std::fs::write(&blocked, "a file").unwrap();
+    let e = match parse_toml(MINIMAL).unwrap().build_with_capture(1, 0, Some(&blocked.join("sub"))) {
+        Err(e) => e,
+        Ok(_) => panic!("a capture directory under a file was accepted"),
+    };
+    assert_eq!(e.path, "simulation.capture");
+    assert!(e.message.contains("capture directory"), "{}", e.message);
+    std::fs::remove_file(&blocked).unwrap();
+}

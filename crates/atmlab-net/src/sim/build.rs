@@ -286,6 +286,8 @@ pub struct NetworkBuilder {
     pub(super) abr_controls: Vec<(PortId, AbrControlConfig)>,
     /// The switches that are ABR virtual sources and destinations.
     pub(super) vs_vd: Vec<SwitchId>,
+    /// The packet capture's taps, if any link is captured.
+    pub(super) capture: Option<super::capture::Capture>,
 }
 
 /// A policer and where it sits.
@@ -328,7 +330,16 @@ impl NetworkBuilder {
             abr_ends: Vec::new(),
             abr_controls: Vec::new(),
             vs_vd: Vec::new(),
+            capture: None,
         }
+    }
+
+    /// Captures the AAL5 frames that cross the link driven by `port` into a
+    /// pcap file written to `out` (`sim/capture.rs`); `name` is what an
+    /// error writing it names (the file). Capturing changes no result.
+    pub fn capture(&mut self, port: PortId, name: String, out: Box<dyn std::io::Write + Send>) {
+        let n = self.ports.len();
+        self.capture.get_or_insert_with(|| super::capture::Capture::new(n)).add(port.idx(), name, out);
     }
 
     /// The memory guard: the run stops with [`SimulationError::Limit`]

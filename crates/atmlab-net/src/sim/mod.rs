@@ -35,6 +35,7 @@
 mod abr;
 mod apps;
 mod build;
+mod capture;
 mod datagram;
 mod guard;
 mod host;
@@ -51,6 +52,7 @@ pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
     OnOffParams, SlotPhase, Upc, VcHandle,
 };
+pub use capture::{BASE_PORT, Content, FrameMeta, LINKTYPE, SINK_PORT, TapCounts, encode, host_address};
 pub use datagram::{Datagram, Endpoint, Payload};
 pub use guard::{DEFAULT_MAX_CELLS_HELD, Footprint};
 pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
@@ -157,6 +159,8 @@ pub struct Simulation {
     guard_next: u64,
     /// Why the run stopped early (the memory guard), if it did.
     stopped: Option<String>,
+    /// The packet capture of the tapped links, if any (`capture.rs`).
+    capture: Option<Box<capture::Capture>>,
 }
 
 /// The link whose capacity the efficiency metric refers to, and how.
@@ -220,6 +224,7 @@ impl Simulation {
             max_cells_held: b.max_cells_held,
             guard_next: guard::guard_step(b.max_cells_held),
             stopped: None,
+            capture: b.capture.take().map(Box::new),
         };
         for (i, c) in sim.conns.iter().enumerate() {
             sim.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
@@ -429,6 +434,7 @@ impl Simulation {
                 self.host_receive(host, vc, cell);
             }
         }
+        self.finish_capture()?;
         self.finish()
     }
 

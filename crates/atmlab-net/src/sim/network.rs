@@ -30,6 +30,9 @@ impl Simulation {
             self.settle_lost(cell);
             return;
         }
+        if self.capture.is_some() {
+            self.capture_cell(p, arrival, &cell);
+        }
         let port = &self.ports[p.idx()];
         let vc = &port.vcs[cell.slot as usize];
         if vc.eager && arrival < self.end {

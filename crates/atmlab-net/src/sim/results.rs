@@ -34,6 +34,9 @@ pub enum SimulationError {
     /// The run was stopped by the memory guard (`simulation.max_cells_held`).
     #[error("{0}")]
     Limit(String),
+    /// A packet capture file could not be written.
+    #[error("packet capture: {0}")]
+    Capture(String),
 }
 
 /// The capacity the efficiency is measured against.
@@ -125,6 +128,10 @@ pub struct ConnectionResult {
     pub timeouts: u64,
     /// Fast retransmits.
     pub fast_retransmits: u64,
+    /// Duplicate ACKs the sender received: no data, the same
+    /// acknowledgement and window as before, data outstanding (what
+    /// tshark's `tcp.analysis.duplicate_ack` flags on its link).
+    pub dupacks_received: u64,
     /// Congestion window at the end, bytes.
     pub final_cwnd_bytes: u64,
     /// Slow-start threshold at the end, bytes.
@@ -456,6 +463,7 @@ impl Simulation {
                     retransmitted_bytes: s.retransmitted_bytes,
                     timeouts: s.timeouts,
                     fast_retransmits: s.fast_retransmits,
+                    dupacks_received: s.dupacks_received,
                     final_cwnd_bytes: c.sender.cwnd(),
                     final_ssthresh_bytes: c.sender.ssthresh(),
                     srtt_s: c.sender.rtt().srtt().map(|d| d.as_secs_f64()),

@@ -22,6 +22,11 @@ impl TcpFlags {
     /// SYN and ACK.
     pub const SYN_ACK: TcpFlags = TcpFlags(0x12);
 
+    /// The flags as the TCP header's flag byte.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: TcpFlags) -> bool {
         self.0 & other.0 == other.0
