@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -35,6 +36,34 @@ def test_sweep_stores_every_run_and_resumes(tmp_path, two_hosts):
     # More replications later: only the new ones run.
     more = atmlab.Sweep(voice_sweep(two_hosts), replications=3).run(db, jobs=1)
     assert (more.ran, more.skipped) == (6, 12)
+
+
+def test_results_of_the_latest_sweep_or_every_sweep(tmp_path, two_hosts):
+    db = tmp_path / "r.sqlite"
+    first = dict(voice_sweep(two_hosts, n_values=(1, 2)), name="first")  # 4 runs (2 n x 2 delays)
+    second = dict(voice_sweep(two_hosts, n_values=(3,)), name="second")  # 2 runs
+    atmlab.Sweep(first).run(db, jobs=1)
+    atmlab.Sweep(second).run(db, jobs=1)
+    every = atmlab.results(db)
+    latest = atmlab.results(db, sweep="latest")
+    assert len(every) == 6 and set(every.sweep) == {"first", "second"}
+    assert len(latest) == 2 and set(latest.sweep) == {"second"}
+    assert len(atmlab.results(db, sweep="first")) == 4
+
+
+def test_provenance_falls_back_to_the_commit_the_core_was_built_from(monkeypatch):
+    # Outside a git checkout (an installed wheel) the commit still comes
+    # from the core, which captured it when it was compiled.
+    from atmlab import sweep as sweep_mod
+
+    monkeypatch.setattr(sweep_mod._core, "git_commit", lambda: "0123456789abcdef")
+    monkeypatch.setattr(sweep_mod, "Path", lambda *_: Path("/nonexistent/a/b/c"))
+    sweep_mod.provenance.cache_clear()
+    try:
+        out = sweep_mod.provenance()
+    finally:
+        sweep_mod.provenance.cache_clear()
+    assert out["git_commit"] == "0123456789abcdef" and "git_dirty" not in out
 
 
 def test_provenance_and_scenario_are_stored(tmp_path, two_hosts):

@@ -75,11 +75,16 @@ class SweepOutcome:
 
 @functools.cache
 def provenance() -> dict[str, Any]:
-    """The atmlab version and, in a git checkout, the commit and whether the
-    tree has uncommitted changes (read once per process)."""
+    """The atmlab version, the git commit and whether the tree had
+    uncommitted changes (read once per process): in a git checkout, read
+    from git; else the commit the core was built from (an installed wheel
+    knows it, :mod:`atmlab.about`), with ``git_dirty`` unknown."""
     from . import __version__
+    from .about import commit as built_from
 
     out: dict[str, Any] = {"atmlab_version": f"{__version__} (core {_core.core_version()})"}
+    if built_from():
+        out["git_commit"] = built_from()
     root = Path(__file__).resolve().parents[2]
     if (root / ".git").exists():
         try:
@@ -297,10 +302,16 @@ def results(db: str | Path = DEFAULT_DB, *, sweep: str | None = None, status: st
     """The runs in a results database, one row each: ``run_id,
     scenario_hash, replication, seed, status`` and more, the swept
     parameters, and the run-level metrics (all stored metrics, per
-    connection and port too, with ``all_metrics``). The database is opened
-    read-only; a missing, foreign or damaged one is a
+    connection and port too, with ``all_metrics``). ``sweep`` picks one
+    sweep by name, or ``"latest"`` the one stored last (what ``atmlab
+    results`` shows by default); without it, every sweep. The database is
+    opened read-only; a missing, foreign or damaged one is a
     :class:`ResultsDatabaseError`."""
     with Store(db) as store:
+        if sweep == "latest":
+            sweep = store.latest_sweep()
+            if sweep is None:
+                return store.runs(status=status, all_metrics=all_metrics)
         return store.runs(sweep=sweep, status=status, all_metrics=all_metrics)
 
 
