@@ -564,19 +564,11 @@ impl Simulation {
         match control {
             AbrControl::Erica(erica, timer) => match category {
                 ServiceCategory::Abr => {
-                    let ccr = match cell.carries() {
-                        Carries::Rm(id) => {
-                            let rm = self.rms.get(id).expect("a queued RM cell's fields are live").payload;
-                            (rm.dir == Direction::Forward).then_some(rm.ccr)
-                        }
-                        Carries::Frame(_) | Carries::Nothing => None,
-                    };
-                    if erica.on_abr_cell(at, cell.slot as usize, ccr) {
-                        let queue = self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, at);
-                        erica.end_interval(at, queue);
-                        if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
-                            self.queue.push(t, APP, Event::AbrInterval(p, g));
-                        }
+                    let ccr = forward_ccr(&self.rms, &cell);
+                    let port = &mut self.ports[p.idx()];
+                    let queue = || port.category_queued_at(ServiceCategory::Abr, at);
+                    if let Some((t, g)) = count_abr_cell(erica, timer, at, cell.slot, ccr, queue) {
+                        self.queue.push(t, APP, Event::AbrInterval(p, g));
                     }
                 }
                 ServiceCategory::Cbr | ServiceCategory::Vbr => erica.on_high_priority_cell(at),
@@ -654,14 +646,7 @@ impl Simulation {
         let category = port.vcs[cell.slot as usize].category;
         let (what, queue_before) = match category {
             ServiceCategory::Abr => {
-                let ccr = match cell.carries() {
-                    Carries::Rm(id) => {
-                        let rm = self.rms.get(id).expect("a queued RM cell's fields are live").payload;
-                        (rm.dir == Direction::Forward).then_some(rm.ccr)
-                    }
-                    Carries::Frame(_) | Carries::Nothing => None,
-                };
-                (Counted::Abr(ccr), port.category_queued_at(ServiceCategory::Abr, at))
+                (Counted::Abr(forward_ccr(&self.rms, &cell)), port.category_queued_at(ServiceCategory::Abr, at))
             }
             ServiceCategory::Cbr | ServiceCategory::Vbr => (Counted::HighPriority, 0),
             ServiceCategory::Ubr => (Counted::Nothing, 0),
@@ -699,11 +684,8 @@ impl Simulation {
             };
             match c.what {
                 Counted::Abr(ccr) => {
-                    if erica.on_abr_cell(c.at, c.slot as usize, ccr) {
-                        erica.end_interval(c.at, c.queue_before);
-                        if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
-                            self.queue.push(t, APP, Event::AbrInterval(p, g));
-                        }
+                    if let Some((t, g)) = count_abr_cell(erica, timer, c.at, c.slot, ccr, || c.queue_before) {
+                        self.queue.push(t, APP, Event::AbrInterval(p, g));
                     }
                 }
                 Counted::HighPriority => erica.on_high_priority_cell(c.at),
@@ -872,6 +854,36 @@ impl Simulation {
             })
             .collect()
     }
+}
+
+/// The CCR of a forward RM cell, which ERICA records for the VC (s1.4).
+fn forward_ccr(rms: &crate::pdu::PduTable<RmCell>, cell: &Cell) -> Option<f64> {
+    match cell.carries() {
+        Carries::Rm(id) => {
+            let rm = rms.get(id).expect("a queued RM cell's fields are live").payload;
+            (rm.dir == Direction::Forward).then_some(rm.ccr)
+        }
+        Carries::Frame(_) | Carries::Nothing => None,
+    }
+}
+
+/// An ABR cell of VC `slot` (with `ccr`, a forward RM cell's) reaches an
+/// ERICA port at `at`. If it ends the interval, with `queue()` the port's
+/// ABR queue before it, the deadline moves: returns the event to schedule,
+/// if a new one is needed.
+fn count_abr_cell(
+    erica: &mut Erica,
+    timer: &mut LazyTimer,
+    at: SimTime,
+    slot: u16,
+    ccr: Option<f64>,
+    queue: impl FnOnce() -> u32,
+) -> Option<(SimTime, u32)> {
+    if !erica.on_abr_cell(at, slot as usize, ccr) {
+        return None;
+    }
+    erica.end_interval(at, queue());
+    timer.set(Some(erica.interval_deadline()))
 }
 
 /// `Some(x)` if `x` is finite (JSON has no infinity).
