@@ -16,10 +16,10 @@ Every run measures every quantity of the study (TCP and UDP throughput, UDP
 loss, the cell interarrival of one voice stream) and the UPC's discards; a
 quantity is empty only where the bundle has no connection of its type.
 
-The TCP TSDU size L is a parameter of every A/B/D/E configuration although a
-greedy writer's TSDU size does not change the simulated segment stream: the
-runs of the L grid are distinct configurations of the results database with
-common random numbers, so they give the same numbers.
+The TCP TSDU size L is a parameter of every A/B/D/E configuration: the bulk
+application writes L-byte TSDUs into a socket send buffer of the window's
+size and TCP sends from it under the window and Nagle's rule (the BSD socket
+send path, docs/models/tcp.md), so L shapes the segment stream.
 
 ``--quick`` runs a small subset with 20-s sessions.
 """
