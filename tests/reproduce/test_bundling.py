@@ -206,3 +206,19 @@ def test_the_send_buffer_pipelines_half_window_segments():
     # KB/s); with the send buffer, segments of half the window (8192 B) go
     # while the other half is unacknowledged: two per round trip.
     assert _tcp_kbytes(window=16, tsdu=8) > 95
+
+
+def test_an_unfinished_transfer_measures_as_nan_not_an_error():
+    # A saturated receiver (the host model's per-datagram time) can leave a
+    # transfer unfinished at the end of the run: its throughput is missing,
+    # and the bundle's mean TCP throughput is then undefined.
+    class Partial:
+        connections = pd.DataFrame({"transfer_throughput_bps": [8.0 * 1024 * 100, None],
+                                    "retransmitted_segments": [0, 0]})
+        udp_flows = pd.DataFrame({"session_throughput_bps": [8.0 * 1024 * 7], "sent": [10], "lost": [0]},
+                                 index=["udp0"])
+        upc = pd.DataFrame({"discarded": [0]})
+
+    m = STUDY.measure(Partial(), {})
+    assert m["tcp_throughput_kbytes_per_s"] != m["tcp_throughput_kbytes_per_s"]  # NaN
+    assert m["udp_throughput_kbytes_per_s"] == pytest.approx(7.0)
