@@ -266,7 +266,7 @@ impl TcpSender {
     pub fn on_write_timer(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
         if self.write_at.is_some_and(|t| t <= now) {
             self.write_at = None;
-            self.write_left = self.cfg.socket.map_or(0, |s| u64::from(s.write_size));
+            self.write_left = self.cfg.socket.map_or(0, |s| u64::from(s.write_size).max(1));
             self.pump(now, out);
         }
     }
@@ -280,7 +280,8 @@ impl TcpSender {
         while !self.writer_done && self.state == State::Established && self.write_at.is_none() {
             if self.write_left == 0 {
                 if sock.write_cost.is_zero() {
-                    self.write_left = u64::from(sock.write_size);
+                    // At least a byte a call, so a zero write size cannot spin.
+                    self.write_left = u64::from(sock.write_size).max(1);
                 } else {
                     self.write_at = Some(now.saturating_add(sock.write_cost));
                     return;

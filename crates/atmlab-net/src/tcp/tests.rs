@@ -715,3 +715,13 @@ fn test_stop_writing_ends_the_transfer_with_the_buffered_data() {
     assert!(data(&out).is_empty());
     assert!(p.tx.is_done());
 }
+
+#[test]
+fn test_a_zero_write_size_from_the_api_still_makes_progress() {
+    // The scenario format refuses 0; a sender built directly must not spin.
+    let (p, first) = Pair::established(socket_cfg(1024, 0, Duration::ZERO));
+    // One-byte writes: the first goes alone (idle), the next gather to a
+    // full MSS, the other 511 are held (Nagle); the buffer is full.
+    assert_eq!(data(&first).iter().map(|s| s.len).collect::<Vec<_>>(), vec![1, 512]);
+    assert_eq!(p.tx.buffered(), 1024);
+}
