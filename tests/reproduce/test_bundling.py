@@ -179,3 +179,46 @@ def test_voice_only_bundle_holds_twelve_streams(n, keeps):
     assert int(r.udp_flows["lost"].sum()) == 0
     m = STUDY.measure(r, {})
     assert m["udp_throughput_kbytes_per_s"] == pytest.approx(thr.mean(), rel=1e-12) and m["udp_loss_pct"] == 0
+
+
+def _tcp_kbytes(**params: object) -> float:
+    short = {"session": "30 s", "udp_count": 3000, "arrivals_from": "5 s", "duration": "45 s"}
+    r = _run(n_tcp=1, n_udp=1, **(short | params))
+    return float(r.connections["transfer_throughput_bps"].iloc[0]) / 8 / 1024
+
+
+def test_the_tsdu_size_changes_the_window_limited_wan_tcp():
+    # The socket send path (send buffer = window, Nagle): with W = 8 KB an
+    # 8 KB write is one window-sized segment per round trip, while 4 KB
+    # writes are two half-window segments, the second sent while the first
+    # is unacknowledged (len >= max_sndwnd / 2), so the window is used
+    # twice as often; 20 KB writes fill the buffer as 4 KB ones do.
+    l4, l8, l20 = (_tcp_kbytes(window=8, tsdu=tsdu) for tsdu in (4, 8, 20))
+    assert l8 < 0.9 * l4
+    assert l20 == pytest.approx(l4, rel=0.02)
+    # 8 KB per round trip of ~150 ms (103 ms RTT + the segment at the adapter rate).
+    assert 50 < l8 < 56
+
+
+def test_the_send_buffer_pipelines_half_window_segments():
+    # W = 16 KB: the greedy source sent one 9140-byte segment per round
+    # trip and held the 7244-byte rest (less than half the window: ~58
+    # KB/s); with the send buffer, segments of half the window (8192 B) go
+    # while the other half is unacknowledged: two per round trip.
+    assert _tcp_kbytes(window=16, tsdu=8) > 95
+
+
+def test_an_unfinished_transfer_measures_as_nan_not_an_error():
+    # A saturated receiver (the host model's per-datagram time) can leave a
+    # transfer unfinished at the end of the run: its throughput is missing,
+    # and the bundle's mean TCP throughput is then undefined.
+    class Partial:
+        connections = pd.DataFrame({"transfer_throughput_bps": [8.0 * 1024 * 100, None],
+                                    "retransmitted_segments": [0, 0]})
+        udp_flows = pd.DataFrame({"session_throughput_bps": [8.0 * 1024 * 7], "sent": [10], "lost": [0]},
+                                 index=["udp0"])
+        upc = pd.DataFrame({"discarded": [0]})
+
+    m = STUDY.measure(Partial(), {})
+    assert m["tcp_throughput_kbytes_per_s"] != m["tcp_throughput_kbytes_per_s"]  # NaN
+    assert m["udp_throughput_kbytes_per_s"] == pytest.approx(7.0)

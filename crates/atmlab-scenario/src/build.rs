@@ -20,7 +20,7 @@ use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
 };
-use atmlab_net::tcp::{RtoAlgorithm, RtoConfig, TcpConfig};
+use atmlab_net::tcp::{RtoAlgorithm, RtoConfig, SocketConfig, TcpConfig};
 use rand::RngExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -1310,6 +1310,7 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if stretch_ack.is_some_and(|t| t.is_zero()) {
         return Err(err(key("stretch_ack"), "must be longer than 0 s"));
     }
+    let socket = socket_config(&key, pick!(send_buffer), pick!(write_size), pick!(write_cost))?;
     let max_sack_blocks = pick!(max_sack_blocks).unwrap_or(d.max_sack_blocks);
     if !(1..=4).contains(&max_sack_blocks) {
         return Err(err(key("max_sack_blocks"), "must be 1 to 4 (the TCP option space)"));
@@ -1334,7 +1335,45 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
             .unwrap_or(d.freeze_window_in_fast_recovery),
         keep_dupacks_on_timeout: pick!(keep_dupacks_on_timeout).unwrap_or(d.keep_dupacks_on_timeout),
         clock_phase: 0.0,
+        socket,
     })
+}
+
+/// The socket send path's keys (all or nothing hangs on `send_buffer`).
+fn socket_config(
+    key: &dyn Fn(&str) -> String,
+    send_buffer: Option<Bytes>,
+    write_size: Option<Bytes>,
+    write_cost: Option<Time>,
+) -> Result<Option<SocketConfig>, ScenarioError> {
+    let Some(buffer) = send_buffer else {
+        if write_size.is_some() {
+            return Err(err(key("write_size"), "needs tcp.send_buffer (the socket send path)"));
+        }
+        if write_cost.is_some() {
+            return Err(err(key("write_cost"), "needs tcp.send_buffer (the socket send path)"));
+        }
+        return Ok(None);
+    };
+    let buffer = buffer.0;
+    if buffer == 0 {
+        return Err(err(key("send_buffer"), "must be at least 1 byte"));
+    }
+    if buffer > 1 << 30 {
+        return Err(err(key("send_buffer"), "exceeds 2^30 bytes"));
+    }
+    let write = write_size.map_or(buffer, |b| b.0);
+    if write == 0 {
+        return Err(err(key("write_size"), "must be at least 1 byte"));
+    }
+    if write > 1 << 30 {
+        return Err(err(key("write_size"), "exceeds 2^30 bytes"));
+    }
+    Ok(Some(SocketConfig {
+        send_buffer: buffer as u32,
+        write_size: write as u32,
+        write_cost: write_cost.map_or(Duration::ZERO, |t| t.0),
+    }))
 }
 
 /// Whether the application's own `tcp` table sets key `k` (for error paths).
@@ -1349,6 +1388,9 @@ fn app_has(app: &TcpSpec, k: &str) -> bool {
         "delayed_ack_timeout" => app.delayed_ack_timeout.is_some(),
         "max_sack_blocks" => app.max_sack_blocks.is_some(),
         "stretch_ack" => app.stretch_ack.is_some(),
+        "send_buffer" => app.send_buffer.is_some(),
+        "write_size" => app.write_size.is_some(),
+        "write_cost" => app.write_cost.is_some(),
         _ => false,
     }
 }

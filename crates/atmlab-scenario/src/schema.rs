@@ -357,6 +357,17 @@ pub struct TcpSpec {
     pub freeze_window_in_fast_recovery: Option<bool>,
     /// A timeout keeps the duplicate-ACK count (002 s5.3's modified TCP).
     pub keep_dupacks_on_timeout: Option<bool>,
+    /// The socket send buffer (`SO_SNDBUF`). Setting it turns on the BSD
+    /// socket send path: the application writes `write_size` bytes per call
+    /// into this buffer and TCP sends from it under the window and Nagle's
+    /// rule (default: none, a greedy source that always has full segments).
+    pub send_buffer: Option<Bytes>,
+    /// Bytes per application write call, the TSDU (socket send path;
+    /// default: the send buffer).
+    pub write_size: Option<Bytes>,
+    /// The application's time per write call before it copies (socket send
+    /// path; default 0 s).
+    pub write_cost: Option<Time>,
 }
 
 /// `[[hosts]]`.

@@ -658,3 +658,42 @@ fn test_capture_names_its_key_and_links() {
     assert!(e.message.contains("capture directory"), "{}", e.message);
     std::fs::remove_file(&blocked).unwrap();
 }
+
+#[test]
+fn test_socket_send_path_keys_name_themselves_in_errors() {
+    let with = |tcp: &str| format!("{MINIMAL}tcp = {{ {tcp} }}\n");
+    let e = error_of(&with(r#"send_buffer = "0 bytes""#));
+    assert_eq!(e.path, "apps[0].tcp.send_buffer");
+    let e = error_of(&with(r#"send_buffer = "2 GiB""#));
+    assert_eq!(e.path, "apps[0].tcp.send_buffer");
+    let e = error_of(&with(r#"send_buffer = "8 KiB", write_size = "0 bytes""#));
+    assert_eq!(e.path, "apps[0].tcp.write_size");
+    let e = error_of(&with(r#"write_size = "4 KiB""#));
+    assert_eq!(e.path, "apps[0].tcp.write_size");
+    assert!(e.message.contains("send_buffer"), "{}", e.message);
+    let e = error_of(&with(r#"write_cost = "1 ms""#));
+    assert_eq!(e.path, "apps[0].tcp.write_cost");
+    let e = error_of(&with(r#"send_buffer = "8 KiB", write_cost = "-1 ms""#));
+    assert!(e.path.starts_with("apps[0].tcp.write_cost"), "{}", e.path);
+    // In [tcp] the path is the scenario's key.
+    let text = MINIMAL.replace("[simulation]", "[tcp]\nwrite_size = \"4 KiB\"\n[simulation]");
+    assert_eq!(error_of(&text).path, "tcp.write_size");
+}
+
+#[test]
+fn test_socket_send_path_runs_and_the_write_size_matters() {
+    // A 20 ms transfer on the minimal LAN: 100-byte writes with Nagle make
+    // fewer, larger segments than the writes; different write sizes make
+    // different segment streams.
+    let run = |tcp: &str| {
+        let text = format!("{MINIMAL}tcp = {{ {tcp} }}\n");
+        parse_toml(&text).unwrap().build(1, 0).unwrap().run().unwrap()
+    };
+    let small = run(r#"send_buffer = "16 KiB", write_size = "100 bytes", write_cost = "10 us""#);
+    let large = run(r#"send_buffer = "16 KiB", write_size = "16 KiB""#);
+    let greedy = run("");
+    let segs = |r: &atmlab_net::sim::RunResult| r.connections[0].segments_sent;
+    assert!(segs(&small) > 0 && segs(&large) > 0);
+    assert_ne!(segs(&small), segs(&large));
+    assert_ne!(segs(&large), segs(&greedy));
+}

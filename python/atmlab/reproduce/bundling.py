@@ -16,10 +16,10 @@ Every run measures every quantity of the study (TCP and UDP throughput, UDP
 loss, the cell interarrival of one voice stream) and the UPC's discards; a
 quantity is empty only where the bundle has no connection of its type.
 
-The TCP TSDU size L is a parameter of every A/B/D/E configuration although a
-greedy writer's TSDU size does not change the simulated segment stream: the
-runs of the L grid are distinct configurations of the results database with
-common random numbers, so they give the same numbers.
+The TCP TSDU size L is a parameter of every A/B/D/E configuration: the bulk
+application writes L-byte TSDUs into a socket send buffer of the window's
+size and TCP sends from it under the window and Nagle's rule (the BSD socket
+send path, docs/models/tcp.md), so L shapes the segment stream.
 
 ``--quick`` runs a small subset with 20-s sessions.
 """
@@ -147,8 +147,8 @@ class Bundling(StudyBase):
         retransmitted = _values(conns, "retransmitted_segments")
         sent_lost = zip(_values(flows, "sent"), _values(flows, "lost"), strict=True)
         return {
-            "tcp_throughput_kbytes_per_s": _mean([b / 8 / KB for b in _values(conns, "transfer_throughput_bps")]),
-            "udp_throughput_kbytes_per_s": _mean([b / 8 / KB for b in _values(flows, "session_throughput_bps")]),
+            "tcp_throughput_kbytes_per_s": _mean(_kbytes(_values(conns, "transfer_throughput_bps"))),
+            "udp_throughput_kbytes_per_s": _mean(_kbytes(_values(flows, "session_throughput_bps"))),
             "udp_loss_pct": _mean([100.0 * lost / sent for sent, lost in sent_lost if sent]),
             "interarrival_mean_ms": _timed_ms(flows, "interarrival_mean_s"),
             "interarrival_std_ms": _timed_ms(flows, "interarrival_std_s"),
@@ -183,6 +183,12 @@ class Bundling(StudyBase):
 def _values(table: pd.DataFrame, column: str) -> list[Any]:
     """A column of a result's table as Python numbers (none if the table is empty)."""
     return table[column].tolist() if column in table.columns else []
+
+
+def _kbytes(bps: list[Any]) -> list[float]:
+    """Bit/s as KB/s; a transfer or session that did not finish within the
+    run (no throughput) is NaN, so the mean over its bundle is too."""
+    return [math.nan if b is None or pd.isna(b) else b / 8 / KB for b in bps]
 
 
 def _mean(xs: list[float]) -> float:

@@ -38,6 +38,7 @@ pub struct TcpConn {
     pub stop: Option<SimTime>,
     pub(crate) rto_timer: LazyTimer,
     pub(crate) delack_timer: LazyTimer,
+    pub(crate) write_timer: LazyTimer,
 }
 
 /// A UDP source and its sink: payloads and intervals from their

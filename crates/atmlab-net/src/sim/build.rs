@@ -766,6 +766,7 @@ impl NetworkBuilder {
             stop: None,
             rto_timer: Default::default(),
             delack_timer: Default::default(),
+            write_timer: Default::default(),
         });
         Ok(ConnId(self.conns.len() as u32 - 1))
     }

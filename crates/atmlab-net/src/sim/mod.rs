@@ -82,6 +82,8 @@ const PROBE: EventClass = EventClass(3);
 enum TcpTimer {
     Retransmit,
     DelayedAck,
+    /// The application's next write call (socket send path).
+    Write,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

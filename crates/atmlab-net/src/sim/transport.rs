@@ -32,6 +32,7 @@ impl Simulation {
                 self.send_tcp(ConnId(c), true, &mut out);
                 self.scratch = out;
                 self.sync_timer(ConnId(c), TcpTimer::Retransmit);
+                self.sync_timer(ConnId(c), TcpTimer::Write);
             }
             (Endpoint::UdpSink(f), Payload::Udp { len, .. }) => self.udp_received(f, len, sent_at),
             (Endpoint::UdpSink(f), Payload::UdpFragment { len, seq, index, count }) => {
@@ -71,6 +72,7 @@ impl Simulation {
         let scheduled = match which {
             TcpTimer::Retransmit => conn.rto_timer.set(conn.sender.rto_deadline()),
             TcpTimer::DelayedAck => conn.delack_timer.set(conn.receiver.delack_deadline()),
+            TcpTimer::Write => conn.write_timer.set(conn.sender.write_deadline()),
         };
         if let Some((t, generation)) = scheduled {
             self.queue.push(t, APP, Event::TcpTimer(c, which, generation));
@@ -93,6 +95,7 @@ impl Simulation {
         if conn.receiver.stats.bytes_delivered >= bytes {
             conn.completed_at.get_or_insert(self.now);
         }
+        self.sync_timer(c, TcpTimer::Write);
     }
 
     pub(super) fn on_tcp_timer(&mut self, c: ConnId, which: TcpTimer, generation: u32) {
@@ -100,6 +103,7 @@ impl Simulation {
         let timer = match which {
             TcpTimer::Retransmit => &mut conn.rto_timer,
             TcpTimer::DelayedAck => &mut conn.delack_timer,
+            TcpTimer::Write => &mut conn.write_timer,
         };
         match timer.fire(self.now, generation) {
             Firing::Stale => {}
@@ -115,10 +119,19 @@ impl Simulation {
                         conn.receiver.on_delack_timeout(&mut out);
                         false
                     }
+                    TcpTimer::Write => {
+                        conn.sender.on_write_timer(self.now, &mut out);
+                        true
+                    }
                 };
                 self.send_tcp(c, forward, &mut out);
                 self.scratch = out;
                 self.sync_timer(c, which);
+                if forward {
+                    // A timeout or a write changes what the other sender timer waits for.
+                    self.sync_timer(c, TcpTimer::Retransmit);
+                    self.sync_timer(c, TcpTimer::Write);
+                }
             }
         }
     }

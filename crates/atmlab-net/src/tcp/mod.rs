@@ -21,7 +21,7 @@ pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::{RtoAlgorithm, RtoConfig, RttEstimator};
 pub use scoreboard::Scoreboard;
 pub use segment::{SackBlocks, TcpFlags, TcpOptions, TcpSegment};
-pub use sender::{Recovery, SenderStats, TcpSender};
+pub use sender::{MCLBYTES, Recovery, SenderStats, TcpSender};
 
 use atmlab_engine::{Duration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -172,6 +172,36 @@ pub struct TcpConfig {
     /// The phase of this end's host clock, in [0, 1) of a tick (set by the
     /// network builder for `HostTicks` timers; 0 otherwise).
     pub clock_phase: f64,
+    /// The BSD socket send path (`None`: a greedy source whose data is
+    /// always there and segments are always full, the default).
+    pub socket: Option<SocketConfig>,
+}
+
+/// The sending application and its socket, as 4.4BSD's `sosend` and
+/// `tcp_output` have them (`docs/models/tcp.md`, "Socket send path"): the
+/// application writes `write_size` bytes per write call into a send buffer
+/// of `send_buffer` bytes; a call copies what fits and blocks while the
+/// buffer has less than `min(MCLBYTES, send_buffer)` bytes free (the send
+/// low-water mark) and the rest of the write does not fit; TCP sends from
+/// the buffer under the window and Nagle's rule (RFC 896 as `tcp_output`
+/// states it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SocketConfig {
+    /// The socket send buffer (`SO_SNDBUF`, `sb_hiwat`), bytes.
+    pub send_buffer: u32,
+    /// Bytes per write call (the application's TSDU).
+    pub write_size: u32,
+    /// The application's time per write call before it copies (system
+    /// call and per-call work); 0: the next write follows at once.
+    pub write_cost: Duration,
+}
+
+impl SocketConfig {
+    /// The send low-water mark: 4.4BSD `soreserve` sets `sb_lowat` to
+    /// `MCLBYTES`, at most the buffer.
+    pub fn low_water(&self) -> u64 {
+        u64::from(self.send_buffer).min(MCLBYTES)
+    }
 }
 
 impl TcpConfig {
@@ -204,6 +234,7 @@ impl TcpConfig {
             freeze_window_in_fast_recovery: false,
             keep_dupacks_on_timeout: false,
             clock_phase: 0.0,
+            socket: None,
         }
     }
 

@@ -14,8 +14,11 @@
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
-use super::{BackoffReset, TcpConfig, TcpVariant};
+use super::{BackoffReset, SocketConfig, TcpConfig, TcpVariant};
 use atmlab_engine::SimTime;
+
+/// 4.4BSD's mbuf cluster size (`param.h`), the default send low-water mark.
+pub const MCLBYTES: u64 = 2048;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {
@@ -101,6 +104,17 @@ pub struct TcpSender {
     rtt: RttEstimator,
     timed: Option<(u64, SimTime)>,
     rto_deadline: Option<SimTime>,
+    /// Socket send path: one past the last byte the application has written
+    /// into the send buffer (`u64::MAX` without the socket path: the data
+    /// is always there).
+    buf_end: u64,
+    /// Socket send path: bytes of the current write call not yet copied.
+    write_left: u64,
+    /// Socket send path: the next write call starts copying at this time
+    /// (after its `write_cost`).
+    write_at: Option<SimTime>,
+    /// Socket send path: the application has stopped writing.
+    writer_done: bool,
     /// Counters.
     pub stats: SenderStats,
 }
@@ -133,6 +147,10 @@ impl TcpSender {
             scoreboard: Scoreboard::default(),
             timed: None,
             rto_deadline: None,
+            buf_end: if cfg.socket.is_some() { iss + 1 } else { u64::MAX },
+            write_left: 0,
+            write_at: None,
+            writer_done: false,
             stats: SenderStats::default(),
             cfg,
         }
@@ -214,11 +232,78 @@ impl TcpSender {
         self.rto_deadline
     }
     /// The application stops writing: the transfer ends with the data sent
-    /// so far. Returns the transfer's length in bytes.
+    /// so far (with the socket send path: written into the send buffer so
+    /// far, which TCP still sends). Returns the transfer's length in bytes.
     pub fn stop_writing(&mut self) -> u64 {
         let first = self.iss + 1;
-        self.end = self.end.min(self.snd_max.max(first));
+        let written = if self.cfg.socket.is_some() { self.buf_end } else { self.snd_max };
+        self.end = self.end.min(written.max(first));
+        self.writer_done = true;
+        self.write_at = None;
         self.end - first
+    }
+
+    /// The end of the data TCP may send now: the transfer's end, or with
+    /// the socket send path what the application has written.
+    fn data_end(&self) -> u64 {
+        self.end.min(self.buf_end)
+    }
+
+    /// Socket send path: bytes in the send buffer (BSD `so_snd.sb_cc`:
+    /// unacknowledged plus unsent).
+    pub fn buffered(&self) -> u64 {
+        if self.cfg.socket.is_none() { 0 } else { self.data_end().saturating_sub(self.snd_una.max(self.iss + 1)) }
+    }
+
+    /// Socket send path: when the application's next write call starts
+    /// copying (it is spending `write_cost` until then).
+    pub fn write_deadline(&self) -> Option<SimTime> {
+        self.write_at
+    }
+
+    /// Socket send path: the application's write call has spent its
+    /// `write_cost` (the caller checks the deadline); it copies what fits.
+    pub fn on_write_timer(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        if self.write_at.is_some_and(|t| t <= now) {
+            self.write_at = None;
+            self.write_left = self.cfg.socket.map_or(0, |s| u64::from(s.write_size).max(1));
+            self.pump(now, out);
+        }
+    }
+
+    /// Socket send path: the application writes as 4.4BSD `sosend` lets it
+    /// (copy what fits unless the buffer has less than the low-water mark
+    /// free and the rest of the write does not fit; `tcp_output` after each
+    /// copy), and starts its next write call when one completes.
+    fn pump(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        let Some(sock) = self.cfg.socket else { return };
+        while !self.writer_done && self.state == State::Established && self.write_at.is_none() {
+            if self.write_left == 0 {
+                if sock.write_cost.is_zero() {
+                    // At least a byte a call, so a zero write size cannot spin.
+                    self.write_left = u64::from(sock.write_size).max(1);
+                } else {
+                    self.write_at = Some(now.saturating_add(sock.write_cost));
+                    return;
+                }
+            }
+            let space = u64::from(sock.send_buffer).saturating_sub(self.buffered());
+            if space == 0 || (space < self.write_left && space < sock.low_water()) {
+                return; // blocked in sbwait until ACKs free the low-water mark
+            }
+            let copy = space.min(self.write_left);
+            self.buf_end += copy;
+            self.write_left -= copy;
+            if matches!(self.recovery, Recovery::Sack { .. }) {
+                self.send_in_recovery(now, out); // SACK recovery sends by `pipe`
+            } else {
+                self.output(now, out);
+            }
+        }
+    }
+
+    fn socket(&self) -> Option<SocketConfig> {
+        self.cfg.socket
     }
 
     /// Whether every byte of a finite transfer has been acknowledged.
@@ -293,6 +378,7 @@ impl TcpSender {
         self.rto_deadline = None;
         let before = out.len();
         self.output(now, out);
+        self.pump(now, out);
         if out.len() == before {
             self.send_pure_ack(out);
         }
@@ -362,6 +448,9 @@ impl TcpSender {
             self.restart_timer(now);
             self.output(now, out);
         }
+        // The ACK freed buffer space: a blocked writer wakes (sowwakeup) and
+        // copies after TCP has sent what it could.
+        self.pump(now, out);
     }
 
     /// A new ACK while recovering from a fast retransmit.
@@ -384,7 +473,7 @@ impl TcpSender {
                 // Partial ACK: retransmit the next unacknowledged segment,
                 // deflate the window by what was acknowledged and add back
                 // one segment; reset the timer on the first partial ACK only.
-                let len = self.mss.min(self.end - self.snd_una);
+                let len = self.mss.min(self.data_end() - self.snd_una);
                 self.send_data(now, self.snd_una, len, out);
                 let Recovery::Fast { dupwnd, partial_acked } = self.recovery else {
                     unreachable!("NewReno recovers in fast recovery")
@@ -475,7 +564,7 @@ impl TcpSender {
         self.halve();
         self.recover = self.snd_max;
         self.timed = None;
-        let len = self.mss.min(self.end - self.snd_una);
+        let len = self.mss.min(self.data_end() - self.snd_una);
         match self.cfg.variant {
             TcpVariant::Tahoe => {
                 self.cwnd = self.mss;
@@ -510,13 +599,13 @@ impl TcpSender {
         while pipe < self.cwnd as i64 {
             let from = high_rxt.max(self.snd_una);
             if let Some((seq, len)) = self.scoreboard.next_hole(from, self.mss) {
-                let len = len.min(self.end - seq);
+                let len = len.min(self.data_end() - seq);
                 self.send_data(now, seq, len, out);
                 high_rxt = seq + len;
             } else {
                 let limit = self.snd_una.saturating_add(self.snd_wnd);
                 let seq = self.snd_nxt.max(self.snd_max);
-                let len = self.mss.min(self.end.saturating_sub(seq));
+                let len = self.mss.min(self.data_end().saturating_sub(seq));
                 if len == 0 || seq + len > limit {
                     break;
                 }
@@ -575,6 +664,10 @@ impl TcpSender {
         }
         let win = (self.cwnd + self.dupwnd()).min(self.snd_wnd);
         let limit = self.snd_una.saturating_add(win);
+        if self.socket().is_some() {
+            self.output_socket(now, limit, out);
+            return;
+        }
         while self.snd_nxt < self.end {
             let mut len = self.mss.min(self.end - self.snd_nxt);
             if self.snd_nxt + len > limit {
@@ -587,6 +680,33 @@ impl TcpSender {
                     break;
                 }
                 len = usable;
+            }
+            self.send_data(now, self.snd_nxt, len, out);
+            self.snd_nxt += len;
+        }
+    }
+
+    /// `output` with the socket send path: 4.4BSD `tcp_output`'s rule for
+    /// whether to send a segment shorter than the MSS (Nagle, RFC 896, and
+    /// sender silly-window avoidance): send it only if the connection was
+    /// idle when `tcp_output` was called (nothing unacknowledged) and it
+    /// empties the buffer, or it is at least half the largest window the
+    /// peer has offered, or it is a retransmission (`snd_nxt < snd_max`).
+    fn output_socket(&mut self, now: SimTime, limit: u64, out: &mut Vec<TcpSegment>) {
+        let idle = self.snd_max == self.snd_una;
+        loop {
+            let sb_end = self.data_end();
+            let avail = sb_end.min(limit);
+            if avail <= self.snd_nxt {
+                break;
+            }
+            let len = (avail - self.snd_nxt).min(self.mss);
+            let send = len == self.mss
+                || (idle && self.snd_nxt + len >= sb_end)
+                || len >= self.max_sndwnd.div_ceil(2)
+                || self.snd_nxt < self.snd_max;
+            if !send {
+                break;
             }
             self.send_data(now, self.snd_nxt, len, out);
             self.snd_nxt += len;

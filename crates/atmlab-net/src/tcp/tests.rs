@@ -582,3 +582,146 @@ fn test_host_ticks_fire_on_the_hosts_own_tick_boundaries() {
     assert_eq!(TimerModel::HostTicks.expiry(at(100), delay, tick, 0.4), at(700));
     assert_eq!(TimerModel::Exact.expiry(at(701), delay, tick, 0.4), at(1701));
 }
+
+// --- The socket send path (4.4BSD sosend / tcp_output, Nagle) ---
+
+fn socket_cfg(send_buffer: u32, write_size: u32, write_cost: Duration) -> TcpConfig {
+    TcpConfig {
+        initial_cwnd: 16,
+        socket: Some(SocketConfig { send_buffer, write_size, write_cost }),
+        ..cfg(TcpVariant::Reno)
+    }
+}
+
+/// Runs the sender's write timer until `until`, returns what it sent.
+fn run_writes(p: &mut Pair, until: SimTime) -> Vec<TcpSegment> {
+    let mut out = Vec::new();
+    while let Some(t) = p.tx.write_deadline() {
+        if t > until {
+            break;
+        }
+        p.now = t;
+        p.tx.on_write_timer(p.now, &mut out);
+    }
+    out
+}
+
+#[test]
+fn test_nagle_holds_a_sub_mss_write_while_data_is_outstanding() {
+    // 100-byte writes 1 ms apart, window 65535 (half of it is far above a
+    // write), MSS 512: the first write goes out at once (the connection is
+    // idle), the next ones wait while it is unacknowledged.
+    let (mut p, first) = Pair::established(socket_cfg(65_535, 100, Duration::from_ms(1)));
+    assert!(data(&first).is_empty(), "the first write call is still spending its cost");
+    let start = p.now;
+    let sent = run_writes(&mut p, start + Duration::from_ms(1));
+    assert_eq!(data(&sent).iter().map(|s| s.len).collect::<Vec<_>>(), vec![100]);
+    let held = run_writes(&mut p, start + Duration::from_ms(3));
+    assert!(data(&held).is_empty(), "two more 100-byte writes are held while 100 bytes are outstanding");
+    assert_eq!(p.tx.buffered(), 300);
+    // The ACK of the first segment makes the connection idle: the 200 held
+    // bytes go out as one segment.
+    let acks = p.deliver_to_rx(&sent);
+    let out = p.deliver_to_tx(&acks);
+    assert_eq!(data(&out).iter().map(|s| (s.seq, s.len)).collect::<Vec<_>>(), vec![(101, 200)]);
+    // Without Nagle's hold (no socket path) a greedy sender would have sent
+    // full segments at once; here full segments still go out while data is
+    // outstanding: 6 more writes make 600 bytes, 512 of them a full segment.
+    let until = p.now + Duration::from_ms(6);
+    let out = run_writes(&mut p, until);
+    assert_eq!(data(&out).iter().map(|s| (s.seq, s.len)).collect::<Vec<_>>(), vec![(301, 512)]);
+}
+
+/// Segment lengths of a loss-free transfer: every round delivers what is
+/// in flight and returns the ACKs, the application writing back to back.
+fn segment_stream(write_size: u32, rounds: usize) -> Vec<u32> {
+    let c = TcpConfig {
+        mss: 9140,
+        window: 16_384,
+        initial_cwnd: 1,
+        socket: Some(SocketConfig { send_buffer: 16_384, write_size, write_cost: Duration::ZERO }),
+        ..cfg(TcpVariant::Reno)
+    };
+    let (mut p, mut inflight) = Pair::established(c);
+    let mut lens = Vec::new();
+    for _ in 0..rounds {
+        lens.extend(data(&inflight).iter().map(|s| s.len));
+        // ACK one segment at a time, as the receiver does.
+        let mut next = Vec::new();
+        for s in data(&inflight) {
+            p.tick(Duration::from_ms(1));
+            let acks = p.deliver_to_rx(&[s]);
+            next.extend(p.deliver_to_tx(&acks));
+        }
+        inflight = next;
+    }
+    lens
+}
+
+#[test]
+fn test_tsdu_size_changes_the_segment_stream() {
+    // 16 KiB window and send buffer, MSS 9140 (000's W = 16 on Classical IP).
+    // 4 KiB writes: the first write is sent alone (idle); then segments
+    // gather while data is outstanding until half the window (8192).
+    let small = segment_stream(4096, 4);
+    // 4 KiB writes: the first write goes alone (idle, it empties the
+    // buffer); the buffer then fills (16384) while cwnd (1 MSS) leaves 5044
+    // usable, held; the ACK makes the connection idle: a full 9140 and the
+    // 3148 rest (idle, empties the buffer); from then on each ACK frees two
+    // writes and a segment goes when 8192 (half the window) has gathered.
+    assert_eq!(small, vec![4096, 9140, 3148, 8192, 8192, 8192, 8192]);
+    // 20 KiB writes: the buffer fills at once, the first segment is a full
+    // MSS and the rest (7244) goes when the connection is idle again; then
+    // the same half-window segments.
+    let large = segment_stream(20_480, 4);
+    assert_eq!(large, vec![9140, 7244, 9140, 7244, 8192, 8192, 8192]);
+    // Without the socket path the write size is not a parameter at all:
+    // the greedy sender sends 9140, then holds the 7244 rest (< 8192).
+    let greedy = TcpConfig { mss: 9140, window: 16_384, ..cfg(TcpVariant::Reno) };
+    let (_, first) = Pair::established(greedy);
+    assert_eq!(data(&first).iter().map(|s| s.len).collect::<Vec<_>>(), vec![9140]);
+}
+
+#[test]
+fn test_send_buffer_bounds_what_is_outstanding_and_blocks_the_writer() {
+    // A 2048-byte buffer with a large window: never more than 2048 bytes
+    // unacknowledged; the writer copies again once ACKs free the low-water
+    // mark (min(MCLBYTES, buffer) = the whole buffer here).
+    let (mut p, first) = Pair::established(socket_cfg(2048, 4096, Duration::ZERO));
+    let lens: Vec<u32> = data(&first).iter().map(|s| s.len).collect();
+    assert_eq!(lens, vec![512, 512, 512, 512]);
+    assert_eq!(p.tx.buffered(), 2048);
+    // ACK of one segment: 512 bytes free, less than the low-water mark and
+    // than the 2048 left of the write: the writer stays blocked.
+    let acks = p.deliver_to_rx(&first[..1]);
+    let out = p.deliver_to_tx(&acks);
+    assert!(data(&out).is_empty());
+    assert_eq!(p.tx.buffered(), 1536);
+    let acks = p.deliver_to_rx(&first[1..]);
+    let out = p.deliver_to_tx(&acks);
+    // All acknowledged: the rest of the write (2048) is copied and sent.
+    assert_eq!(data(&out).iter().map(|s| s.len).sum::<u32>(), 2048);
+    assert!(p.tx.snd_max() - p.tx.snd_una() <= 2048);
+}
+
+#[test]
+fn test_stop_writing_ends_the_transfer_with_the_buffered_data() {
+    let (mut p, first) = Pair::established(socket_cfg(2048, 4096, Duration::ZERO));
+    assert_eq!(data(&first).len(), 4);
+    let bytes = p.tx.stop_writing();
+    assert_eq!(bytes, 2048, "what was copied into the buffer, all of it already sent");
+    let acks = p.deliver_to_rx(&first);
+    let out = p.deliver_to_tx(&acks);
+    assert!(data(&out).is_empty());
+    assert!(p.tx.is_done());
+}
+
+#[test]
+fn test_a_zero_write_size_from_the_api_still_makes_progress() {
+    // The scenario format refuses 0; a sender built directly must not spin.
+    let (p, first) = Pair::established(socket_cfg(1024, 0, Duration::ZERO));
+    // One-byte writes: the first goes alone (idle), the next gather to a
+    // full MSS, the other 511 are held (Nagle); the buffer is full.
+    assert_eq!(data(&first).iter().map(|s| s.len).collect::<Vec<_>>(), vec![1, 512]);
+    assert_eq!(p.tx.buffered(), 1024);
+}
