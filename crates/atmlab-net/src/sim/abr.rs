@@ -679,6 +679,9 @@ impl Simulation {
             if let Some(t) = c.departs {
                 deferred.present.push_back(t);
             }
+            // Later readers come no earlier: forget the cells gone by now,
+            // so the list is bounded by the port's queue.
+            deferred.queue_at(c.at);
             let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else {
                 unreachable!("only ERICA ports count cells later")
             };
