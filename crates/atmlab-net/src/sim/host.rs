@@ -182,16 +182,32 @@ impl Host {
 }
 
 impl Simulation {
+    /// A cell source's cell reaches its sink at host `h` on its VC `vc`;
+    /// `early`: counted now but arriving then (a link into a host counts
+    /// such cells when they are put on it), which a probe of the sink's
+    /// rate must know.
+    #[inline]
+    pub(super) fn raw_received(&mut self, h: HostId, vc: u32, early: Option<SimTime>) {
+        let host = &mut self.hosts[h.idx()];
+        host.stats.cells_received += 1;
+        let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
+        let app = &mut self.cell_apps[sink as usize];
+        app.received += 1;
+        if let (Some(at), Some(ahead)) = (early, &mut app.early) {
+            ahead.push_back(at);
+        }
+        self.counts.raw_received += 1;
+    }
+
     pub(super) fn host_receive(&mut self, h: HostId, vc: u32, cell: Cell) {
+        if cell.carries() == Carries::Nothing {
+            self.raw_received(h, vc, None);
+            return;
+        }
         let host = &mut self.hosts[h.idx()];
         host.stats.cells_received += 1;
         match cell.carries() {
-            Carries::Nothing => {
-                let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
-                self.cell_apps[sink as usize].received += 1;
-                self.counts.raw_received += 1;
-                return;
-            }
+            Carries::Nothing => unreachable!("taken above"),
             Carries::Rm(id) => {
                 self.rm_at_host(h, vc, id);
                 return;

@@ -45,12 +45,7 @@ impl Simulation {
             // never comes (it would pile up in memory for the whole run).
             let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
             self.counts.cell_hops += 1;
-            self.host_receive(host, vc, cell);
-            if let Some(sink) = self.hosts[host.idx()].vcs[vc as usize].cell_sink
-                && let Some(early) = &mut self.cell_apps[sink as usize].early
-            {
-                early.push_back(arrival);
-            }
+            self.raw_received(host, vc, Some(arrival));
         } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }

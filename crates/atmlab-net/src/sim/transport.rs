@@ -129,8 +129,8 @@ impl Simulation {
                 self.sync_timer(c, which);
                 if forward {
                     // A timeout or a write changes what the other sender timer waits for.
-                    self.sync_timer(c, TcpTimer::Retransmit);
-                    self.sync_timer(c, TcpTimer::Write);
+                    let other = if which == TcpTimer::Retransmit { TcpTimer::Write } else { TcpTimer::Retransmit };
+                    self.sync_timer(c, other);
                 }
             }
         }
