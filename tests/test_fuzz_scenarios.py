@@ -454,6 +454,7 @@ TCP_KEYS: dict[str, list[Any]] = {
     "rto_timer": _enum("tick_aligned", "host_ticks", "exact"), "dupack_threshold": INTS, "delayed_ack": BOOLS,
     "rto_algorithm": _enum("ns2", "bsd44_lite", "rfc6298"),
     "delayed_ack_timeout": TIME, "delayed_ack_timer": _enum("tick_aligned", "host_ticks", "exact"),
+    "delayed_ack_rule": _enum("bsd", "solaris"), "delayed_ack_max": [0, 1, 2, 16, 17, 2**32 - 1, 2**32, -1],
     "max_sack_blocks": [0, 1, 3, 4, 5, 255, 256], "stretch_ack": TIME, "backoff_reset": _enum("rtt_sample", "new_ack"),
     "freeze_window_in_fast_recovery": BOOLS, "keep_dupacks_on_timeout": BOOLS,
 }

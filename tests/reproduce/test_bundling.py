@@ -20,9 +20,10 @@ from atmlab.reproduce import Options, bundling, run
 STUDY = bundling.STUDY
 
 
-def _run(**params: object) -> atmlab.Result:
+def _run(tcp: dict | None = None, **params: object) -> atmlab.Result:
     t = copy.deepcopy(bundling.template())
     t["params"].update(params)
+    t["tcp"].update(tcp or {})
     return atmlab.run(t)
 
 
@@ -181,9 +182,14 @@ def test_voice_only_bundle_holds_twelve_streams(n, keeps):
     assert m["udp_throughput_kbytes_per_s"] == pytest.approx(thr.mean(), rel=1e-12) and m["udp_loss_pct"] == 0
 
 
-def _tcp_kbytes(**params: object) -> float:
+# The receiver acknowledging every segment at once: the socket send path's
+# tests below are about the sender, not about Solaris's delayed ACKs.
+EVERY_SEGMENT = {"delayed_ack": False, "delayed_ack_rule": "bsd"}
+
+
+def _tcp_kbytes(tcp: dict | None = None, **params: object) -> float:
     short = {"session": "30 s", "udp_count": 3000, "arrivals_from": "5 s", "duration": "45 s"}
-    r = _run(n_tcp=1, n_udp=1, **(short | params))
+    r = _run(tcp, n_tcp=1, n_udp=1, **(short | params))
     return float(r.connections["transfer_throughput_bps"].iloc[0]) / 8 / 1024
 
 
@@ -193,7 +199,7 @@ def test_the_tsdu_size_changes_the_window_limited_wan_tcp():
     # writes are two half-window segments, the second sent while the first
     # is unacknowledged (len >= max_sndwnd / 2), so the window is used
     # twice as often; 20 KB writes fill the buffer as 4 KB ones do.
-    l4, l8, l20 = (_tcp_kbytes(window=8, tsdu=tsdu) for tsdu in (4, 8, 20))
+    l4, l8, l20 = (_tcp_kbytes(EVERY_SEGMENT, window=8, tsdu=tsdu) for tsdu in (4, 8, 20))
     assert l8 < 0.9 * l4
     assert l20 == pytest.approx(l4, rel=0.02)
     # 8 KB per round trip of ~150 ms (103 ms RTT + the segment at the adapter rate).
@@ -205,7 +211,27 @@ def test_the_send_buffer_pipelines_half_window_segments():
     # trip and held the 7244-byte rest (less than half the window: ~58
     # KB/s); with the send buffer, segments of half the window (8192 B) go
     # while the other half is unacknowledged: two per round trip.
-    assert _tcp_kbytes(window=16, tsdu=8) > 95
+    assert _tcp_kbytes(EVERY_SEGMENT, window=16, tsdu=8) > 95
+
+
+def test_solaris_delayed_acks_add_the_timer_to_the_round_trip():
+    # The study's receiver (Solaris 2.x rule, docs/reproductions/bundling.md):
+    # an 8 KB segment is less than the 9140-byte MSS and follows nothing
+    # unacknowledged, so it waits for the 50 ms timer: 8 KB per ~200 ms
+    # (103 ms RTT + 46 ms at the adapter rate + 50 ms), where an ACK per
+    # segment gives 8 KB per ~150 ms.
+    l8 = _tcp_kbytes(window=8, tsdu=8)
+    assert 38 < l8 < 42
+    assert _tcp_kbytes(EVERY_SEGMENT, window=8, tsdu=8) > 1.25 * l8
+    # Two 4 KB halves: the second follows 4096 unacknowledged bytes, not a
+    # whole MSS, and is acknowledged at once: no timer, a faster window.
+    assert _tcp_kbytes(window=8, tsdu=4) > 1.25 * l8
+    # W = 32 KB holds three full segments; a second one takes 51-56 ms to
+    # cross the adapter, longer than the timer, so each waits for it alone
+    # and the window no longer fills the adapter (the discrepancy the
+    # document reports); W = 50 KB still does.
+    assert 125 < _tcp_kbytes(window=32, tsdu=8) < 135
+    assert _tcp_kbytes(window=50, tsdu=8) > 155
 
 
 def test_an_unfinished_transfer_measures_as_nan_not_an_error():

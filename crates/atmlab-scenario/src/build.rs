@@ -20,7 +20,7 @@ use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
 };
-use atmlab_net::tcp::{RtoAlgorithm, RtoConfig, SocketConfig, TcpConfig};
+use atmlab_net::tcp::{DelayedAckRule, RtoAlgorithm, RtoConfig, SocketConfig, TcpConfig};
 use rand::RngExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -1310,6 +1310,28 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if stretch_ack.is_some_and(|t| t.is_zero()) {
         return Err(err(key("stretch_ack"), "must be longer than 0 s"));
     }
+    let delayed_ack = pick!(delayed_ack).unwrap_or(d.delayed_ack);
+    let delayed_ack_rule = pick!(delayed_ack_rule).unwrap_or(d.delayed_ack_rule);
+    if delayed_ack_rule == DelayedAckRule::Solaris {
+        if !delayed_ack {
+            return Err(err(key("delayed_ack_rule"), "\"solaris\" needs tcp.delayed_ack = true"));
+        }
+        if stretch_ack.is_some() {
+            return Err(err(key("stretch_ack"), "cannot be combined with delayed_ack_rule = \"solaris\""));
+        }
+    }
+    let delayed_ack_max = pick!(delayed_ack_max);
+    if let Some(m) = delayed_ack_max {
+        if delayed_ack_rule != DelayedAckRule::Solaris {
+            return Err(err(key("delayed_ack_max"), "needs tcp.delayed_ack_rule = \"solaris\""));
+        }
+        if m > 16 {
+            return Err(err(
+                key("delayed_ack_max"),
+                "must be 0 to 16 MSS (the range of Solaris's tcp_deferred_acks_max)",
+            ));
+        }
+    }
     let socket = socket_config(&key, pick!(send_buffer), pick!(write_size), pick!(write_cost))?;
     let max_sack_blocks = pick!(max_sack_blocks).unwrap_or(d.max_sack_blocks);
     if !(1..=4).contains(&max_sack_blocks) {
@@ -1325,9 +1347,11 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
         rto,
         rto_timer: pick!(rto_timer).unwrap_or(d.rto_timer),
         dupack_threshold: dupack,
-        delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
+        delayed_ack,
         delayed_ack_timeout: delack_timeout,
         delayed_ack_timer: pick!(delayed_ack_timer).unwrap_or(d.delayed_ack_timer),
+        delayed_ack_rule,
+        delayed_ack_max,
         max_sack_blocks,
         stretch_ack,
         backoff_reset: pick!(backoff_reset).unwrap_or(d.backoff_reset),
@@ -1388,6 +1412,8 @@ fn app_has(app: &TcpSpec, k: &str) -> bool {
         "delayed_ack_timeout" => app.delayed_ack_timeout.is_some(),
         "max_sack_blocks" => app.max_sack_blocks.is_some(),
         "stretch_ack" => app.stretch_ack.is_some(),
+        "delayed_ack_rule" => app.delayed_ack_rule.is_some(),
+        "delayed_ack_max" => app.delayed_ack_max.is_some(),
         "send_buffer" => app.send_buffer.is_some(),
         "write_size" => app.write_size.is_some(),
         "write_cost" => app.write_cost.is_some(),

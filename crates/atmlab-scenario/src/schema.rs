@@ -11,7 +11,7 @@ use atmlab_net::aal5::Encapsulation;
 use atmlab_net::atm::{ServiceCategory, UpcAction};
 use atmlab_net::ip::Fragmentation;
 use atmlab_net::sim::{EfficiencyCapacity, ProbeKind, SlotPhase};
-use atmlab_net::tcp::{BackoffReset, RtoAlgorithm, TcpVariant, TimerModel, WindowScaling};
+use atmlab_net::tcp::{BackoffReset, DelayedAckRule, RtoAlgorithm, TcpVariant, TimerModel, WindowScaling};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -346,6 +346,14 @@ pub struct TcpSpec {
     pub delayed_ack_timeout: Option<Time>,
     /// `tick_aligned` (default), `host_ticks` or `exact`, as `rto_timer`.
     pub delayed_ack_timer: Option<TimerModel>,
+    /// How delayed ACKs are counted (needs `delayed_ack = true`): `bsd`
+    /// (default: every second segment) or `solaris` (Solaris 2.x: the
+    /// unacknowledged bytes against a limit in units of the MSS).
+    pub delayed_ack_rule: Option<DelayedAckRule>,
+    /// `solaris` rule only: the most data whose ACK may be deferred, in MSS,
+    /// 0..16 (Solaris 7-9's `tcp_deferred_acks_max`; default: Solaris 2.x's,
+    /// half the receive window in whole MSS, the window at least 4 MSS).
+    pub delayed_ack_max: Option<u32>,
     /// SACK blocks per ACK, 1..4 (default 3).
     pub max_sack_blocks: Option<u8>,
     /// Timer-driven stretch ACKs: ACK only when this timer, started by the

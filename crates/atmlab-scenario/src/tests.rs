@@ -681,6 +681,53 @@ fn test_socket_send_path_keys_name_themselves_in_errors() {
 }
 
 #[test]
+fn test_solaris_delayed_ack_keys_name_themselves_in_errors() {
+    let with = |tcp: &str| format!("{MINIMAL}tcp = {{ {tcp} }}\n");
+    // The rule needs delayed ACKs on, and is not stretch ACKs.
+    let e = error_of(&with(r#"delayed_ack_rule = "solaris""#));
+    assert_eq!(e.path, "apps[0].tcp.delayed_ack_rule");
+    assert!(e.message.contains("delayed_ack = true"), "{}", e.message);
+    let e = error_of(&with(r#"delayed_ack = true, delayed_ack_rule = "solaris", stretch_ack = "4 ms""#));
+    assert_eq!(e.path, "apps[0].tcp.stretch_ack");
+    // The cap belongs to the Solaris rule and to Solaris's range.
+    let e = error_of(&with(r#"delayed_ack = true, delayed_ack_max = 2"#));
+    assert_eq!(e.path, "apps[0].tcp.delayed_ack_max");
+    assert!(e.message.contains("solaris"), "{}", e.message);
+    let e = error_of(&with(r#"delayed_ack = true, delayed_ack_rule = "solaris", delayed_ack_max = 17"#));
+    assert_eq!(e.path, "apps[0].tcp.delayed_ack_max");
+    assert!(e.message.contains("0 to 16"), "{}", e.message);
+    let e = error_of(&with(r#"delayed_ack = true, delayed_ack_rule = "sun""#));
+    assert!(e.path.starts_with("apps[0].tcp"), "{}", e.path);
+    // In [tcp] the path is the scenario's key.
+    let text = MINIMAL.replace("[simulation]", "[tcp]\ndelayed_ack_rule = \"solaris\"\n[simulation]");
+    assert_eq!(error_of(&text).path, "tcp.delayed_ack_rule");
+}
+
+#[test]
+fn test_solaris_delayed_acks_run_and_send_fewer_acks_than_bsd() {
+    // The minimal LAN with 9140-byte segments for 2 s: BSD acknowledges
+    // every second segment; under Solaris's rule the limit grows from one
+    // MSS towards the cap (the 65535-byte window is 8 MSS: 4), so fewer ACKs
+    // per segment (the timer, and short segments at the window's edge, keep
+    // it from one in four). The ACKs are the cells host b sends, 2 each.
+    let run = |tcp: &str| {
+        let text = format!("{MINIMAL}tcp = {{ mss = \"9140 bytes\", {tcp} }}\n").replace("\"20 ms\"", "\"2 s\"");
+        let r = parse_toml(&text).unwrap().build(1, 0).unwrap().run().unwrap();
+        let acks = r.ports.iter().find(|p| p.name == "b->sw").unwrap().cells_out / 2;
+        (acks, r.connections[0].segments_sent)
+    };
+    let (none, none_segs) = run("delayed_ack = false");
+    let (bsd, bsd_segs) = run("delayed_ack = true");
+    let (solaris, solaris_segs) = run(r#"delayed_ack = true, delayed_ack_rule = "solaris""#);
+    assert!(none_segs > 100 && bsd_segs > 100 && solaris_segs > 100);
+    // One ACK per segment (and the SYN-ACK), one per two, one per about four.
+    assert!(none + 10 > none_segs && none <= none_segs + 1, "{none} ACKs for {none_segs} segments");
+    assert!(2 * bsd + 10 > bsd_segs && 2 * bsd < bsd_segs + 10, "{bsd} ACKs for {bsd_segs} segments");
+    assert!(100 * solaris < 45 * solaris_segs, "{solaris} ACKs for {solaris_segs} segments");
+    assert_eq!(run(r#"delayed_ack = true, delayed_ack_rule = "bsd""#), (bsd, bsd_segs), "bsd is the default rule");
+}
+
+#[test]
 fn test_socket_send_path_runs_and_the_write_size_matters() {
     // A 20 ms transfer on the minimal LAN: 100-byte writes with Nagle make
     // fewer, larger segments than the writes; different write sizes make

@@ -99,6 +99,30 @@ impl TimerModel {
     }
 }
 
+/// How a receiver with delayed ACKs decides when to acknowledge
+/// (`docs/models/tcp.md`, "Receiver and ACKs").
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayedAckRule {
+    /// BSD (RFC 1122): count segments; the second in-order segment is
+    /// acknowledged at once, a lone one when the timer fires.
+    #[default]
+    Bsd,
+    /// Solaris 2.x (the Mentat-derived `tcp.c` of Solaris 2.5 and 2.6):
+    /// count the unacknowledged *bytes* against a limit in units of the MSS
+    /// that starts at one MSS, grows by one MSS with each ACK the limit
+    /// forces, up to a cap (`delayed_ack_max`), and falls back to one MSS
+    /// when the timer or a duplicate segment shows the ACKs came too late;
+    /// a segment shorter than the MSS is acknowledged at once only if the
+    /// data it follows is unacknowledged and not a whole number of MSS.
+    /// The timer is restarted by every segment that defers its ACK.
+    Solaris,
+}
+
+/// The receive window, in whole MSS, below which Solaris 2.x does not go
+/// (`tcp_recv_hiwat_minmss`, 4 in Solaris 2.5 and 2.6).
+pub const SOLARIS_RECV_MIN_MSS: u64 = 4;
+
 /// What resets the exponential backoff of the retransmission timer.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -153,6 +177,14 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Duration,
     /// How the delayed-ACK timer is mapped onto ticks of `delayed_ack_timeout`.
     pub delayed_ack_timer: TimerModel,
+    /// How delayed ACKs are counted: BSD's segments or Solaris 2.x's bytes
+    /// in units of the MSS (only with `delayed_ack`).
+    pub delayed_ack_rule: DelayedAckRule,
+    /// The Solaris rule's cap on the data whose ACK may be deferred, in MSS
+    /// (`tcp_rack_abs_max`; Solaris 7-9's `tcp_deferred_acks_max`).
+    /// `None`: Solaris 2.x's own, half the receive window in whole MSS
+    /// ([`TcpConfig::deferred_ack_cap`]).
+    pub delayed_ack_max: Option<u32>,
     /// SACK blocks a receiver puts in one ACK (RFC 2018 allows 4 without
     /// timestamps; ns-2's default is 3).
     pub max_sack_blocks: u8,
@@ -228,6 +260,8 @@ impl TcpConfig {
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_ms(200),
             delayed_ack_timer: TimerModel::TickAligned,
+            delayed_ack_rule: DelayedAckRule::Bsd,
+            delayed_ack_max: None,
             max_sack_blocks: 3,
             stretch_ack: None,
             backoff_reset: BackoffReset::RttSample,
@@ -236,6 +270,20 @@ impl TcpConfig {
             clock_phase: 0.0,
             socket: None,
         }
+    }
+
+    /// The Solaris rule's cap, in MSS, on the data whose ACK may be
+    /// deferred: `delayed_ack_max` if set, else what Solaris 2.5 and 2.6
+    /// compute in `tcp_rwnd_set` (`tcp_rack_abs_max = (rwnd / mss / 2) *
+    /// mss`) for the receive window `rwnd` they use: the receive buffer
+    /// rounded up to whole MSS, at least [`SOLARIS_RECV_MIN_MSS`] of them
+    /// (`tcp_mss_set`; Solaris 2.5 on a passive open, Solaris 2.6 always).
+    pub fn deferred_ack_cap(&self) -> u64 {
+        if let Some(cap) = self.delayed_ack_max {
+            return u64::from(cap);
+        }
+        let mss = u64::from(self.mss.max(1));
+        u64::from(self.window).div_ceil(mss).max(SOLARIS_RECV_MIN_MSS) / 2
     }
 
     /// Whether this end offers the window scale option.

@@ -6,10 +6,13 @@
 //! BSD implements it): a segment that fills a gap, a duplicate and an
 //! out-of-order segment are acknowledged at once; with delayed ACKs an
 //! in-order segment sets a flag, the second one is acknowledged at once, and
-//! the delayed-ACK timer acknowledges a lone one.
+//! the delayed-ACK timer acknowledges a lone one. With Solaris's rule
+//! (`DelayedAckRule::Solaris`) the receiver counts bytes against a limit in
+//! units of the MSS instead, as Solaris 2.5's `tcp_rput` and `tcp_timer` do
+//! (`docs/models/tcp.md`, "Receiver and ACKs").
 
-use super::TcpConfig;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
+use super::{DelayedAckRule, TcpConfig};
 use atmlab_engine::SimTime;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -50,6 +53,15 @@ pub struct TcpReceiver {
     sack_recent: Vec<(u64, u64)>,
     delack_pending: bool,
     delack_deadline: Option<SimTime>,
+    /// Solaris rule: `rcv_nxt` when the last ACK was sent (`tcp_rack`).
+    rack: u64,
+    /// Solaris rule: bytes received since the last ACK (`tcp_rack_cnt`).
+    rack_cnt: u64,
+    /// Solaris rule: the bytes whose ACK may be deferred now
+    /// (`tcp_rack_cur_max`).
+    rack_cur_max: u64,
+    /// Solaris rule: the most it may grow to (`tcp_rack_abs_max`).
+    rack_abs_max: u64,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -69,6 +81,10 @@ impl TcpReceiver {
             sack_recent: Vec::new(),
             delack_pending: false,
             delack_deadline: None,
+            rack: 0,
+            rack_cnt: 0,
+            rack_cur_max: 0,
+            rack_abs_max: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -80,6 +96,11 @@ impl TcpReceiver {
     /// When the delayed-ACK timer fires, if it runs.
     pub fn delack_deadline(&self) -> Option<SimTime> {
         self.delack_deadline
+    }
+    /// Solaris rule: the bytes whose ACK may be deferred now and the most
+    /// that limit may grow to (`tcp_rack_cur_max`, `tcp_rack_abs_max`).
+    pub fn deferred_ack_limits(&self) -> (u64, u64) {
+        (self.rack_cur_max, self.rack_abs_max)
     }
     /// Out-of-order ranges held, `[start, end)`.
     pub fn out_of_order(&self) -> &[(u64, u64)] {
@@ -98,6 +119,12 @@ impl TcpReceiver {
                         self.rcv_scale = self.cfg.window_shift();
                     }
                     self.sack = seg.options.sack_permitted;
+                    // Solaris 2.5 `tcp_rwnd_set`: the limit starts at one
+                    // MSS, the cap from the receive window.
+                    let mss = u64::from(self.cfg.mss);
+                    self.rack = self.rcv_nxt;
+                    self.rack_abs_max = self.cfg.deferred_ack_cap() * mss;
+                    self.rack_cur_max = mss.min(self.rack_abs_max);
                     self.state = State::SynReceived;
                     self.send_syn_ack(out);
                 }
@@ -126,6 +153,10 @@ impl TcpReceiver {
     }
 
     fn on_data(&mut self, now: SimTime, start: u64, end: u64, out: &mut Vec<TcpSegment>) {
+        if self.solaris() {
+            self.on_data_solaris(now, start, end, out);
+            return;
+        }
         self.stats.segments_received += 1;
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
@@ -164,6 +195,75 @@ impl TcpReceiver {
                 self.report_first(start);
             }
             self.ack_or_stretch(now, out);
+        }
+    }
+
+    fn solaris(&self) -> bool {
+        self.cfg.delayed_ack && self.cfg.delayed_ack_rule == DelayedAckRule::Solaris && self.cfg.stretch_ack.is_none()
+    }
+
+    /// Solaris 2.5's `tcp_rput` (tcp.c 1.106; the same in Solaris 2.6's
+    /// 1.156): out-of-order data is acknowledged at once; a duplicate
+    /// segment too, after the limit falls back to one MSS (and the cap by
+    /// one MSS, down to two, if it repeats data not yet acknowledged); in
+    /// order, the new bytes count towards the limit, which forces an ACK
+    /// and grows by one MSS when reached; below it a segment shorter than
+    /// the MSS is acknowledged at once if it follows unacknowledged data
+    /// that is not a whole number of MSS, and any other segment (re)starts
+    /// the timer.
+    fn on_data_solaris(&mut self, now: SimTime, start: u64, end: u64, out: &mut Vec<TcpSegment>) {
+        let mss = u64::from(self.cfg.mss);
+        self.stats.segments_received += 1;
+        if end <= self.rcv_nxt {
+            self.stats.duplicate_segments += 1;
+            if end >= self.rack && self.rack_cnt >= mss && self.rack_abs_max > 2 * mss {
+                self.rack_abs_max -= mss;
+            }
+            self.rack_cur_max = mss;
+            self.ack_now(out);
+        } else if start <= self.rcv_nxt {
+            let filled_gap = !self.ooo.is_empty();
+            let before = self.rcv_nxt;
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            let len = self.rcv_nxt - before;
+            self.stats.bytes_delivered += len;
+            let nxt = self.rcv_nxt;
+            self.sack_recent.retain(|&(_, e)| e > nxt);
+            let unacked_before = before - self.rack;
+            self.rack_cnt += len;
+            let ack = if self.rack_cnt >= self.rack_cur_max {
+                self.rack_cur_max = (self.rack_cur_max + mss).min(self.rack_abs_max);
+                true
+            } else if len < mss {
+                unacked_before > 0 && unacked_before % mss != 0
+            } else {
+                false
+            };
+            if ack || filled_gap {
+                self.ack_now(out);
+            } else {
+                self.delack_pending = true;
+                self.delack_deadline = Some(self.cfg.delayed_ack_timer.expiry(
+                    now,
+                    self.cfg.delayed_ack_timeout,
+                    self.cfg.delayed_ack_timeout,
+                    self.cfg.clock_phase,
+                ));
+            }
+        } else {
+            self.stats.out_of_order_segments += 1;
+            self.insert_out_of_order(start, end);
+            if self.sack {
+                self.report_first(start);
+            }
+            self.ack_now(out);
         }
     }
 
@@ -223,11 +323,24 @@ impl TcpReceiver {
     }
 
     /// The delayed-ACK timer fired (the caller checks the deadline).
+    /// With Solaris's rule (Solaris 2.5's `tcp_timer`): when more than one
+    /// MSS was waiting, the limit falls back to one MSS, and the cap by one
+    /// MSS (down to two) if at least one MSS arrived since the last ACK.
     pub fn on_delack_timeout(&mut self, out: &mut Vec<TcpSegment>) {
         self.delack_deadline = None;
-        if self.delack_pending {
-            self.ack_now(out);
+        if !self.delack_pending {
+            return;
         }
+        if self.solaris() {
+            let mss = u64::from(self.cfg.mss);
+            if self.rcv_nxt - self.rack > mss {
+                if self.rack_cnt >= mss && self.rack_abs_max > 2 * mss {
+                    self.rack_abs_max -= mss;
+                }
+                self.rack_cur_max = mss;
+            }
+        }
+        self.ack_now(out);
     }
 
     fn window_field(&self) -> u16 {
@@ -237,6 +350,8 @@ impl TcpReceiver {
     fn ack_now(&mut self, out: &mut Vec<TcpSegment>) {
         self.delack_pending = false;
         self.delack_deadline = None;
+        self.rack = self.rcv_nxt;
+        self.rack_cnt = 0;
         self.stats.acks_sent += 1;
         out.push(TcpSegment {
             seq: self.iss + 1,

@@ -725,3 +725,188 @@ fn test_a_zero_write_size_from_the_api_still_makes_progress() {
     assert_eq!(data(&first).iter().map(|s| s.len).collect::<Vec<_>>(), vec![1, 512]);
     assert_eq!(p.tx.buffered(), 1024);
 }
+
+// --- Solaris 2.x delayed ACKs (counted in bytes, in units of the MSS) ---
+
+/// A receiver with Solaris's rule and a 50 ms timer, past the handshake at
+/// `t = 0`; returns it with a data segment to copy (`seq` 1 is the first byte).
+fn solaris_rx(mss: u32, window: u32, cap: Option<u32>) -> (TcpReceiver, TcpSegment) {
+    established_rx(TcpConfig {
+        mss,
+        window,
+        delayed_ack: true,
+        delayed_ack_rule: DelayedAckRule::Solaris,
+        delayed_ack_max: cap,
+        delayed_ack_timeout: Duration::from_ms(50),
+        delayed_ack_timer: TimerModel::Exact,
+        ..cfg(TcpVariant::Reno)
+    })
+}
+
+fn established_rx(c: TcpConfig) -> (TcpReceiver, TcpSegment) {
+    let mss = c.mss;
+    let mut rx = TcpReceiver::new(c);
+    let syn =
+        TcpSegment { seq: 0, ack: 0, len: 0, flags: TcpFlags::SYN, window: 65_535, options: TcpOptions::default() };
+    let mut out = Vec::new();
+    rx.on_segment(SimTime::ZERO, &syn, &mut out);
+    assert_eq!(out.len(), 1, "the SYN-ACK");
+    let ack = TcpSegment { seq: 1, ack: 1, flags: TcpFlags::ACK, ..syn };
+    out.clear();
+    rx.on_segment(SimTime::ZERO, &ack, &mut out);
+    assert!(out.is_empty());
+    (rx, TcpSegment { seq: 1, ack: 1, len: mss, flags: TcpFlags::ACK, ..syn })
+}
+
+/// Feeds segments `[seq, seq + len)` at `now`; returns, per segment, the ACK
+/// number it drew at once (`None`: deferred).
+fn feed(rx: &mut TcpReceiver, now: SimTime, data: &TcpSegment, segs: &[(u64, u32)]) -> Vec<Option<u64>> {
+    segs.iter()
+        .map(|&(seq, len)| {
+            let mut out = Vec::new();
+            rx.on_segment(now, &TcpSegment { seq, len, ..*data }, &mut out);
+            assert!(out.len() <= 1);
+            out.first().map(|a| a.ack)
+        })
+        .collect()
+}
+
+#[test]
+fn test_solaris_cap_is_half_the_receive_window_in_whole_mss_at_least_four() {
+    let cap = |mss: u32, window: u32, max: Option<u32>| {
+        TcpConfig { mss, window, delayed_ack_max: max, ..TcpConfig::classic() }.deferred_ack_cap()
+    };
+    // Study 000's MSS of 9140: 8, 16 and 32 KiB round up to 1, 2 and 4 MSS,
+    // raised to Solaris's minimum of 4: a cap of 2 MSS; 50 KiB is 6 MSS: 3.
+    assert_eq!(cap(9140, 8 * 1024, None), 2);
+    assert_eq!(cap(9140, 16 * 1024, None), 2);
+    assert_eq!(cap(9140, 32 * 1024, None), 2);
+    assert_eq!(cap(9140, 50 * 1024, None), 3);
+    // 65535 bytes of 512-byte MSS: 128 MSS, a cap of 64; a set cap wins.
+    assert_eq!(cap(512, 65_535, None), 64);
+    assert_eq!(cap(512, 65_535, Some(2)), 2);
+}
+
+#[test]
+fn test_solaris_limit_grows_by_one_mss_per_forced_ack_up_to_the_cap() {
+    // MSS 1000, window 8000: cap 4 MSS. The limit starts at 1000 bytes, so
+    // full segments are acknowledged after segments 1, 3 (2000 bytes), 6
+    // (3000), 10 and 14 (4000, the cap): worked by hand from tcp_rput.
+    let (mut rx, data) = solaris_rx(1000, 8000, None);
+    assert_eq!(rx.deferred_ack_limits(), (1000, 4000));
+    let segs: Vec<(u64, u32)> = (0..14).map(|i| (1 + 1000 * i, 1000)).collect();
+    let acks = feed(&mut rx, SimTime::ZERO, &data, &segs);
+    let acked: Vec<usize> = acks.iter().enumerate().filter(|(_, a)| a.is_some()).map(|(i, _)| i + 1).collect();
+    assert_eq!(acked, vec![1, 3, 6, 10, 14]);
+    assert_eq!(acks[13], Some(14_001), "a cumulative ACK of everything");
+    assert_eq!(rx.deferred_ack_limits(), (4000, 4000));
+    assert_eq!(rx.delack_deadline(), None, "nothing is waiting");
+    // Under BSD's rule the same segments are acknowledged every second one.
+    let (mut bsd, data) =
+        established_rx(TcpConfig { mss: 1000, window: 8000, delayed_ack: true, ..cfg(TcpVariant::Reno) });
+    let acks = feed(&mut bsd, SimTime::ZERO, &data, &segs);
+    let acked: Vec<usize> = acks.iter().enumerate().filter(|(_, a)| a.is_some()).map(|(i, _)| i + 1).collect();
+    assert_eq!(acked, vec![2, 4, 6, 8, 10, 12, 14]);
+}
+
+#[test]
+fn test_solaris_timer_restarts_per_deferred_segment_and_falls_back_to_one_mss() {
+    let (mut rx, data) = solaris_rx(1000, 8000, None);
+    let t = |ms: u64| SimTime::ZERO + Duration::from_ms(ms);
+    // Grow the limit to the cap (ACKs at 1, 3, 6, 10).
+    let segs: Vec<(u64, u32)> = (0..10).map(|i| (1 + 1000 * i, 1000)).collect();
+    feed(&mut rx, t(0), &data, &segs);
+    assert_eq!(rx.deferred_ack_limits(), (4000, 4000));
+    // Three more wait; each restarts the 50 ms timer.
+    assert_eq!(feed(&mut rx, t(10), &data, &[(10_001, 1000)]), vec![None]);
+    assert_eq!(rx.delack_deadline(), Some(t(60)));
+    assert_eq!(feed(&mut rx, t(20), &data, &[(11_001, 1000), (12_001, 1000)]), vec![None, None]);
+    assert_eq!(rx.delack_deadline(), Some(t(70)));
+    // The timer fires with 3000 bytes waiting (more than one MSS): the limit
+    // falls back to one MSS, the cap by one MSS (4000 > 2 MSS).
+    let mut out = Vec::new();
+    rx.on_delack_timeout(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].ack, 13_001);
+    assert_eq!(rx.deferred_ack_limits(), (1000, 3000));
+    // The next segment reaches the one-MSS limit: an ACK, the limit grows.
+    assert_eq!(feed(&mut rx, t(80), &data, &[(13_001, 1000)]), vec![Some(14_001)]);
+    assert_eq!(rx.deferred_ack_limits(), (2000, 3000));
+    // One MSS waiting when the timer fires is no sign of trouble: no change.
+    assert_eq!(feed(&mut rx, t(90), &data, &[(14_001, 1000)]), vec![None]);
+    out.clear();
+    rx.on_delack_timeout(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(rx.deferred_ack_limits(), (2000, 3000));
+    // A timer with nothing waiting sends nothing.
+    out.clear();
+    rx.on_delack_timeout(&mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn test_solaris_segments_shorter_than_the_mss_as_in_study_000() {
+    // MSS 9140, 8 KiB window: the limit is one MSS (9140 bytes), the cap 2.
+    let (mut rx, data) = solaris_rx(9140, 8192, None);
+    assert_eq!(rx.deferred_ack_limits(), (9140, 18_280));
+    let t = |ms: u64| SimTime::ZERO + Duration::from_ms(ms);
+    // A window-sized 8 KiB segment with nothing unacknowledged before it
+    // waits for the timer: 50 ms, round after round.
+    assert_eq!(feed(&mut rx, t(0), &data, &[(1, 8192)]), vec![None]);
+    assert_eq!(rx.delack_deadline(), Some(t(50)));
+    let mut out = Vec::new();
+    rx.on_delack_timeout(&mut out);
+    assert_eq!(out.iter().map(|a| a.ack).collect::<Vec<_>>(), vec![8193]);
+    assert_eq!(rx.deferred_ack_limits(), (9140, 18_280), "8192 bytes are not more than one MSS");
+    assert_eq!(feed(&mut rx, t(200), &data, &[(8193, 8192)]), vec![None]);
+    assert_eq!(rx.delack_deadline(), Some(t(250)));
+    out.clear();
+    rx.on_delack_timeout(&mut out);
+    assert_eq!(out.len(), 1);
+    // Two 4 KiB halves: the first waits; the second follows 4096
+    // unacknowledged bytes, not a whole number of MSS: an ACK at once.
+    assert_eq!(feed(&mut rx, t(400), &data, &[(16_385, 4096), (20_481, 4096)]), vec![None, Some(24_577)]);
+    // Two 8 KiB segments: 16384 bytes reach the limit at the second one,
+    // which is acknowledged and raises the limit to the cap.
+    assert_eq!(feed(&mut rx, t(600), &data, &[(24_577, 8192), (32_769, 8192)]), vec![None, Some(40_961)]);
+    assert_eq!(rx.deferred_ack_limits(), (18_280, 18_280));
+    // A short segment after a whole MSS waiting: 9140 % 9140 == 0, it waits.
+    assert_eq!(feed(&mut rx, t(700), &data, &[(40_961, 9140), (50_101, 100)]), vec![None, None]);
+}
+
+#[test]
+fn test_solaris_duplicates_and_out_of_order_segments_are_acknowledged_at_once() {
+    let (mut rx, data) = solaris_rx(1000, 8000, None);
+    // ACKs at 1 and 3: the limit is 3000; segment 4 waits.
+    let segs: Vec<(u64, u32)> = (0..4).map(|i| (1 + 1000 * i, 1000)).collect();
+    assert_eq!(feed(&mut rx, SimTime::ZERO, &data, &segs), vec![Some(1001), None, Some(3001), None]);
+    assert_eq!(rx.deferred_ack_limits(), (3000, 4000));
+    // Segment 4 again (its ACK came too late for the sender): ACK at once,
+    // the limit back to one MSS and the cap down by one.
+    assert_eq!(feed(&mut rx, SimTime::ZERO, &data, &[(3001, 1000)]), vec![Some(4001)]);
+    assert_eq!(rx.deferred_ack_limits(), (1000, 3000));
+    // A duplicate of data already acknowledged leaves the cap alone.
+    assert_eq!(feed(&mut rx, SimTime::ZERO, &data, &[(1, 1000)]), vec![Some(4001)]);
+    assert_eq!(rx.deferred_ack_limits(), (1000, 3000));
+    // Out of order: a duplicate ACK at once; the segment that fills the gap
+    // is acknowledged at once too.
+    assert_eq!(feed(&mut rx, SimTime::ZERO, &data, &[(5001, 1000)]), vec![Some(4001)]);
+    assert_eq!(feed(&mut rx, SimTime::ZERO, &data, &[(4001, 1000)]), vec![Some(6001)]);
+    assert_eq!(rx.delack_deadline(), None);
+}
+
+#[test]
+fn test_solaris_cap_of_zero_or_one_mss() {
+    // Cap 0: every segment is acknowledged at once.
+    let (mut rx, data) = solaris_rx(1000, 8000, Some(0));
+    assert_eq!(
+        feed(&mut rx, SimTime::ZERO, &data, &[(1, 1000), (1001, 500), (1501, 1000)]),
+        vec![Some(1001), Some(1501), Some(2501)]
+    );
+    // Cap 1: full segments are acknowledged at once, a short one waits.
+    let (mut rx, data) = solaris_rx(1000, 8000, Some(1));
+    assert_eq!(
+        feed(&mut rx, SimTime::ZERO, &data, &[(1, 1000), (1001, 1000), (2001, 500)]),
+        vec![Some(1001), Some(2001), None]
+    );
+}
