@@ -162,40 +162,59 @@ impl TcpReceiver {
             self.stats.duplicate_segments += 1;
             self.ack_or_stretch(now, out);
         } else if start <= self.rcv_nxt {
-            let filled_gap = !self.ooo.is_empty();
-            let before = self.rcv_nxt;
-            self.rcv_nxt = end;
-            while let Some(&(s, e)) = self.ooo.first() {
-                if s > self.rcv_nxt {
-                    break;
-                }
-                self.rcv_nxt = self.rcv_nxt.max(e);
-                self.ooo.remove(0);
-            }
-            self.stats.bytes_delivered += self.rcv_nxt - before;
-            let nxt = self.rcv_nxt;
-            self.sack_recent.retain(|&(_, e)| e > nxt);
+            let (filled_gap, _) = self.take_in_order(end);
             if self.cfg.stretch_ack.is_some() {
                 self.ack_or_stretch(now, out);
             } else if filled_gap || !self.cfg.delayed_ack || self.delack_pending {
                 self.ack_now(out);
             } else {
-                self.delack_pending = true;
-                self.delack_deadline = Some(self.cfg.delayed_ack_timer.expiry(
-                    now,
-                    self.cfg.delayed_ack_timeout,
-                    self.cfg.delayed_ack_timeout,
-                    self.cfg.clock_phase,
-                ));
+                self.defer_ack(now);
             }
         } else {
-            self.stats.out_of_order_segments += 1;
-            self.insert_out_of_order(start, end);
-            if self.sack {
-                self.report_first(start);
-            }
+            self.take_out_of_order(start, end);
             self.ack_or_stretch(now, out);
         }
+    }
+
+    /// An in-order segment ending at `end`: `rcv_nxt` moves past it and
+    /// past the out-of-order data it joins. Returns whether it filled a gap
+    /// and how many bytes were delivered.
+    fn take_in_order(&mut self, end: u64) -> (bool, u64) {
+        let filled_gap = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            self.ooo.remove(0);
+        }
+        let len = self.rcv_nxt - before;
+        self.stats.bytes_delivered += len;
+        let nxt = self.rcv_nxt;
+        self.sack_recent.retain(|&(_, e)| e > nxt);
+        (filled_gap, len)
+    }
+
+    /// A segment beyond a gap: held, and reported first in the SACK blocks.
+    fn take_out_of_order(&mut self, start: u64, end: u64) {
+        self.stats.out_of_order_segments += 1;
+        self.insert_out_of_order(start, end);
+        if self.sack {
+            self.report_first(start);
+        }
+    }
+
+    /// The ACK waits for the delayed-ACK timer, (re)started now.
+    fn defer_ack(&mut self, now: SimTime) {
+        self.delack_pending = true;
+        self.delack_deadline = Some(self.cfg.delayed_ack_timer.expiry(
+            now,
+            self.cfg.delayed_ack_timeout,
+            self.cfg.delayed_ack_timeout,
+            self.cfg.clock_phase,
+        ));
     }
 
     fn solaris(&self) -> bool {
@@ -222,21 +241,8 @@ impl TcpReceiver {
             self.rack_cur_max = mss;
             self.ack_now(out);
         } else if start <= self.rcv_nxt {
-            let filled_gap = !self.ooo.is_empty();
-            let before = self.rcv_nxt;
-            self.rcv_nxt = end;
-            while let Some(&(s, e)) = self.ooo.first() {
-                if s > self.rcv_nxt {
-                    break;
-                }
-                self.rcv_nxt = self.rcv_nxt.max(e);
-                self.ooo.remove(0);
-            }
-            let len = self.rcv_nxt - before;
-            self.stats.bytes_delivered += len;
-            let nxt = self.rcv_nxt;
-            self.sack_recent.retain(|&(_, e)| e > nxt);
-            let unacked_before = before - self.rack;
+            let unacked_before = self.rcv_nxt - self.rack;
+            let (filled_gap, len) = self.take_in_order(end);
             self.rack_cnt += len;
             let ack = if self.rack_cnt >= self.rack_cur_max {
                 self.rack_cur_max = (self.rack_cur_max + mss).min(self.rack_abs_max);
@@ -249,20 +255,10 @@ impl TcpReceiver {
             if ack || filled_gap {
                 self.ack_now(out);
             } else {
-                self.delack_pending = true;
-                self.delack_deadline = Some(self.cfg.delayed_ack_timer.expiry(
-                    now,
-                    self.cfg.delayed_ack_timeout,
-                    self.cfg.delayed_ack_timeout,
-                    self.cfg.clock_phase,
-                ));
+                self.defer_ack(now);
             }
         } else {
-            self.stats.out_of_order_segments += 1;
-            self.insert_out_of_order(start, end);
-            if self.sack {
-                self.report_first(start);
-            }
+            self.take_out_of_order(start, end);
             self.ack_now(out);
         }
     }
