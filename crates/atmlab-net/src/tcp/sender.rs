@@ -804,11 +804,12 @@ impl TcpSender {
     fn solaris_stamp(&mut self, now: SimTime, seq: u64, len: u64, retransmission: bool) {
         if retransmission {
             self.sol_csuna = self.snd_max;
+            // Only the segment holding `seq` is restamped (Solaris: the head
+            // mblk's b_prev), even when the retransmission runs into the next.
             if let Some((_, (end, t))) = self.sol_sent.range_mut(..=seq).next_back()
                 && *end > seq
             {
                 *t = now;
-                *end = (*end).max(seq + len);
                 return;
             }
             self.sol_sent.insert(seq, (seq + len, now));
