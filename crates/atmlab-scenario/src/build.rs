@@ -1271,9 +1271,18 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     if window > 1 << 30 {
         return Err(err(key("window"), "exceeds the RFC 1323 maximum of 2^30 bytes"));
     }
-    let tick = pick!(timer_tick).map_or(d.rto.tick, |t| t.0);
+    let algorithm = pick!(rto_algorithm).unwrap_or(d.rto.algorithm);
+    // Solaris 2.5 counts its timers in lbolt ticks of 10 ms (100 Hz).
+    let default_tick = if algorithm == RtoAlgorithm::Solaris25 { Duration::from_ms(10) } else { d.rto.tick };
+    let tick = pick!(timer_tick).map_or(default_tick, |t| t.0);
     if tick.is_zero() {
         return Err(err(key("timer_tick"), "must be longer than 0 s"));
+    }
+    if algorithm == RtoAlgorithm::Solaris25 && tick != Duration::from_ms(10) {
+        return Err(err(
+            key("timer_tick"),
+            "must be 10 ms with rto_algorithm = \"solaris25\" (Solaris 2.5's lbolt runs at 100 Hz; its MS_TO_TICKS assumes it)",
+        ));
     }
     let initial_cwnd = pick!(initial_cwnd).unwrap_or(d.initial_cwnd);
     if initial_cwnd == 0 {
@@ -1285,18 +1294,19 @@ fn tcp_config(path: &str, base: &TcpSpec, app: &TcpSpec, mtu: u32) -> Result<Tcp
     }
     // Each estimator's own defaults (docs/models/tcp.md): 4.4BSD-Lite's (and 4.3BSD-Tahoe's)
     // first RTO is 2 x TCPTV_SRTTDFLT = 6 s; RFC 6298's is 1 s, and 1 s its
-    // lower bound (s2.1, s2.4).
-    let algorithm = pick!(rto_algorithm).unwrap_or(d.rto.algorithm);
-    let (initial, min) = match algorithm {
-        RtoAlgorithm::Ns2 => (d.rto.initial_rto, d.rto.min_rto),
-        RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => (Duration::from_secs(6), Duration::ZERO),
-        RtoAlgorithm::Rfc6298 => (Duration::from_secs(1), Duration::from_secs(1)),
+    // lower bound (s2.1, s2.4). Solaris 2.5's ndd table (tcp.c 1.106):
+    // tcp_rexmit_interval_initial 500 ms, _min 200 ms, _max 1 minute.
+    let (initial, min, max) = match algorithm {
+        RtoAlgorithm::Ns2 => (d.rto.initial_rto, d.rto.min_rto, d.rto.max_rto),
+        RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => (Duration::from_secs(6), Duration::ZERO, d.rto.max_rto),
+        RtoAlgorithm::Rfc6298 => (Duration::from_secs(1), Duration::from_secs(1), d.rto.max_rto),
+        RtoAlgorithm::Solaris25 => (Duration::from_ms(500), Duration::from_ms(200), Duration::from_secs(60)),
     };
     let rto = RtoConfig {
         tick,
         initial_rto: pick!(initial_rto).map_or(initial, |t| t.0),
         min_rto: pick!(min_rto).map_or(min, |t| t.0),
-        max_rto: pick!(max_rto).map_or(d.rto.max_rto, |t| t.0),
+        max_rto: pick!(max_rto).map_or(max, |t| t.0),
         algorithm,
     };
     if rto.max_rto < rto.min_rto {

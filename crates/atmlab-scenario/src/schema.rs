@@ -324,16 +324,17 @@ pub struct TcpSpec {
     pub initial_cwnd: Option<u32>,
     /// Initial slow-start threshold (default: the window).
     pub initial_ssthresh: Option<Bytes>,
-    /// Timer granularity (default 100 ms).
+    /// Timer granularity (default 100 ms; `solaris25` 10 ms, Solaris's `lbolt`).
     pub timer_tick: Option<Time>,
-    /// The RTO estimator: `ns2` (default), `bsd44_lite`, `bsd43_tahoe` or `rfc6298`.
+    /// The RTO estimator: `ns2` (default), `bsd44_lite`, `bsd43_tahoe`, `rfc6298` or
+    /// `solaris25` (Solaris 2.5's estimator, timer and timeout).
     pub rto_algorithm: Option<RtoAlgorithm>,
     /// RTO before the first RTT sample (default 3 s; `bsd44_lite` and `bsd43_tahoe` 6 s,
-    /// `rfc6298` 1 s).
+    /// `rfc6298` 1 s, `solaris25` 500 ms).
     pub initial_rto: Option<Time>,
-    /// Lower bound of the RTO (default 0: two ticks apply; `rfc6298` 1 s).
+    /// Lower bound of the RTO (default 0: two ticks apply; `rfc6298` 1 s; `solaris25` 200 ms).
     pub min_rto: Option<Time>,
-    /// Upper bound of the RTO (default 64 s).
+    /// Upper bound of the RTO (default 64 s; `solaris25` 60 s).
     pub max_rto: Option<Time>,
     /// `tick_aligned` (BSD ticks from t = 0, default), `host_ticks` (BSD
     /// ticks with a random phase per host) or `exact` (ns-2).

@@ -744,3 +744,29 @@ fn test_socket_send_path_runs_and_the_write_size_matters() {
     assert_ne!(segs(&small), segs(&large));
     assert_ne!(segs(&large), segs(&greedy));
 }
+
+#[test]
+fn test_solaris25_rto_keys_name_themselves_in_errors() {
+    let with = |tcp: &str| format!("{MINIMAL}tcp = {{ {tcp} }}\n");
+    // Solaris 2.5's millisecond arithmetic assumes its 100 Hz lbolt.
+    let e = error_of(&with(r#"rto_algorithm = "solaris25", timer_tick = "100 ms""#));
+    assert_eq!(e.path, "apps[0].tcp.timer_tick");
+    assert!(e.message.contains("10 ms") && e.message.contains("solaris25"), "{}", e.message);
+    let e = error_of(&with(r#"rto_algorithm = "solaris25", min_rto = "2 s", max_rto = "1 s""#));
+    assert_eq!(e.path, "apps[0].tcp.max_rto");
+    let e = error_of(&with(r#"rto_algorithm = "solaris2""#));
+    assert!(e.path.starts_with("apps[0].tcp"), "{}", e.path);
+    let text =
+        MINIMAL.replace("[simulation]", "[tcp]\nrto_algorithm = \"solaris25\"\ntimer_tick = \"20 ms\"\n[simulation]");
+    assert_eq!(error_of(&text).path, "tcp.timer_tick");
+}
+
+#[test]
+fn test_solaris25_takes_solaris_defaults_and_runs() {
+    let text = format!("{MINIMAL}tcp = {{ rto_algorithm = \"solaris25\" }}\n").replace("\"20 ms\"", "\"1 s\"");
+    let s = parse_toml(&text).unwrap().build(1, 0).unwrap();
+    let r = s.run().unwrap();
+    assert!(r.connections[0].bytes_delivered > 0);
+    // A 10 us LAN: the RTO sits at tcp_rexmit_interval_min; no timeout.
+    assert_eq!(r.connections[0].timeouts, 0);
+}

@@ -70,6 +70,20 @@ pub enum RtoAlgorithm {
     /// RFC 6298 in continuous time, `G` = the tick.
     #[serde(rename = "rfc6298")]
     Rfc6298,
+    /// Solaris 2.5's `tcp.c` (1.106, 95/10/25): milliseconds, every ACK
+    /// timed from the oldest unacknowledged segment, the largest sample of
+    /// each RTO period smoothed, `rto = sa / 8 + sd`, crowbarred to
+    /// `[tcp_rexmit_interval_min, tcp_rexmit_interval_max]`. The sender then
+    /// also runs Solaris 2.5's timer and timeout (docs/models/tcp.md).
+    #[serde(rename = "solaris25")]
+    Solaris25,
+}
+
+/// Solaris 2.5's `MS_TO_TICKS` (`inet/led.h`): `(ms >> 3) - (ms >> 5)`
+/// ticks of 10 ms (`lbolt`, 100 Hz), i.e. 3/32 of the milliseconds: 200 ms
+/// is 19 ticks, 500 ms 47.
+pub fn solaris_ms_to_ticks(ms: i64) -> i64 {
+    (ms >> 3) - (ms >> 5)
 }
 
 /// Timer parameters.
@@ -99,6 +113,11 @@ pub struct RttEstimator {
     /// RFC 6298: SRTT and RTTVAR in seconds.
     srtt_s: f64,
     rttvar_s: f64,
+    /// Solaris 2.5: `tcp_rto` in ms (`srtt`/`rttvar` hold `tcp_rtt_sa` and
+    /// `tcp_rtt_sd`, in ms), `tcp_rtt_mt` and `tcp_rtt_nt` in ticks.
+    sol_rto: i64,
+    sol_mt: i64,
+    sol_nt: i64,
 }
 
 impl RttEstimator {
@@ -112,7 +131,7 @@ impl RttEstimator {
             RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => {
                 2 * (cfg.initial_rto.as_ps() / cfg.tick.as_ps()) as i64
             }
-            RtoAlgorithm::Ns2 | RtoAlgorithm::Rfc6298 => 0,
+            RtoAlgorithm::Ns2 | RtoAlgorithm::Rfc6298 | RtoAlgorithm::Solaris25 => 0,
         };
         RttEstimator {
             cfg,
@@ -123,6 +142,11 @@ impl RttEstimator {
             samples: 0,
             srtt_s: 0.0,
             rttvar_s: 0.0,
+            // tcp_open: tcp_rto = tcp_rexmit_interval_initial; tcp_rtt_mt =
+            // 0; tcp_rtt_nt = lbolt ("Sample the rtt of the first ACK").
+            sol_rto: (cfg.initial_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64,
+            sol_mt: 0,
+            sol_nt: i64::MIN,
         }
     }
 
@@ -135,7 +159,61 @@ impl RttEstimator {
             RtoAlgorithm::Ns2 => self.sample_ticks(crossed.max(1)),
             RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe => self.sample_t_rtt(crossed + 1),
             RtoAlgorithm::Rfc6298 => self.sample_seconds(rtt.as_secs_f64()),
+            RtoAlgorithm::Solaris25 => {
+                // The sender uses solaris_ack(); this is the plain path for
+                // one sample (ticks of the configured tick, here 10 ms).
+                let now = (sent_at.as_ps() + rtt.as_ps()) / tick;
+                self.solaris_ack(Some(now as i64 - (sent_at.as_ps() / tick) as i64), now as i64);
+            }
         }
+    }
+
+    /// Solaris 2.5's `tcp_rput` on an ACK of new data. `rtt` is `lbolt -
+    /// b_prev` of the oldest unacknowledged segment in ticks, `None` when
+    /// the ACK does not pass `tcp_csuna` (a retransmission is in flight:
+    /// no sample, Karn); `now` is `lbolt`. The largest sample is kept
+    /// (`tcp_rtt_mt`); once `lbolt` reaches `tcp_rtt_nt` it is smoothed in
+    /// milliseconds (`LBOLT_TO_MS`, 10 ms a tick) with no special first
+    /// sample (`sa` and `sd` start at 0): `m -= sa >> 3; sa += m; m = |m|;
+    /// m -= sd >> 2; sd += m; rto = (sa >> 3) + sd`, and the next period
+    /// ends `MS_TO_TICKS(rto)` later. Then, on every such ACK, `tcp_rto`
+    /// is crowbarred into `[min_rto, max_rto]`.
+    pub fn solaris_ack(&mut self, rtt: Option<i64>, now: i64) {
+        if let Some(rtt) = rtt {
+            if rtt > self.sol_mt {
+                self.sol_mt = rtt;
+            }
+            if now >= self.sol_nt {
+                self.samples += 1;
+                let mut m = self.sol_mt * 10;
+                let mut sa = self.srtt;
+                m -= sa >> 3;
+                sa += m;
+                if m < 0 {
+                    m = -m;
+                }
+                let mut sd = self.rttvar;
+                m -= sd >> 2;
+                sd += m;
+                self.srtt = sa;
+                self.rttvar = sd;
+                self.sol_rto = (sa >> 3) + sd;
+                self.sol_nt = now + solaris_ms_to_ticks(self.sol_rto);
+                self.sol_mt = 0;
+            }
+        }
+        let min = (self.cfg.min_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
+        let max = (self.cfg.max_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
+        if self.sol_rto < min {
+            self.sol_rto = min;
+        } else if self.sol_rto > max {
+            self.sol_rto = max;
+        }
+    }
+
+    /// Solaris 2.5's `tcp_rto` in milliseconds.
+    pub fn solaris_rto_ms(&self) -> i64 {
+        self.sol_rto
     }
 
     /// Takes a sample already counted in ticks (ns-2's `t_rtt_`, at least 1).
@@ -204,6 +282,12 @@ impl RttEstimator {
     /// after a timeout: `TCP_REXMTVAL x tcp_backoff[t_rxtshift]`, which
     /// before the first sample is `t_rttvar`, not the initial RTO.)
     pub fn rto(&self) -> Duration {
+        if self.cfg.algorithm == RtoAlgorithm::Solaris25 {
+            // tcp_timer's interval: tcp_rto doubled per timeout, at most
+            // tcp_rexmit_interval_max (the sender runs the data timer itself).
+            let t = Duration::from_ms(self.sol_rto.max(0) as u64).saturating_mul(self.backoff);
+            return t.min(self.cfg.max_rto);
+        }
         let base = match self.cfg.algorithm {
             RtoAlgorithm::Bsd44Lite | RtoAlgorithm::Bsd43Tahoe if self.backoff > 1 => {
                 self.cfg.tick.saturating_mul(self.rexmtval() as u64)
@@ -226,8 +310,8 @@ impl RttEstimator {
         if self.backoff < 64 {
             self.backoff <<= 1;
         }
-        if self.cfg.algorithm == RtoAlgorithm::Rfc6298 {
-            return; // s5.5: the RTO doubles; the estimates stay
+        if matches!(self.cfg.algorithm, RtoAlgorithm::Rfc6298 | RtoAlgorithm::Solaris25) {
+            return; // RFC 6298 s5.5, Solaris's tcp_timer: the estimates stay
         }
         if self.backoff > 8 {
             // 4.3BSD-Tahoe's tcp_timers: t_rttvar += t_srtt >> 2.
@@ -256,6 +340,10 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<Duration> {
         if self.cfg.algorithm == RtoAlgorithm::Rfc6298 {
             return (self.samples > 0).then(|| seconds(self.srtt_s));
+        }
+        if self.cfg.algorithm == RtoAlgorithm::Solaris25 {
+            return (self.samples > 0)
+                .then(|| Duration::from_ps(Duration::from_ms(1).as_ps() * self.srtt.max(0) as u64 / 8));
         }
         (self.srtt > 0).then(|| Duration::from_ps(self.cfg.tick.as_ps() * self.srtt as u64 / 8))
     }
@@ -499,5 +587,108 @@ mod tests {
     #[test]
     fn test_initial_rto_before_any_sample() {
         assert_eq!(est().rto(), Duration::from_secs(3));
+    }
+
+    /// Solaris 2.5 with its ndd defaults: 10 ms lbolt, 500 ms initial,
+    /// [200 ms, 60 s].
+    fn sol() -> RttEstimator {
+        RttEstimator::new(RtoConfig {
+            tick: Duration::from_ms(10),
+            initial_rto: Duration::from_ms(500),
+            min_rto: Duration::from_ms(200),
+            max_rto: Duration::from_secs(60),
+            algorithm: RtoAlgorithm::Solaris25,
+        })
+    }
+
+    /// Feeds `rtt` (ticks) once per period: each call far past `tcp_rtt_nt`.
+    fn sol_steady(e: &mut RttEstimator, rtt: i64, n: usize) -> Vec<(i64, i64, i64)> {
+        let mut got = Vec::new();
+        for _ in 0..n {
+            let now = e.sol_nt.max(0) + 100_000;
+            e.solaris_ack(Some(rtt), now);
+            got.push((e.scaled().0, e.scaled().1, e.solaris_rto_ms()));
+        }
+        got
+    }
+
+    #[test]
+    fn test_solaris25_ms_to_ticks() {
+        // inet/led.h: (ms >> 3) - (ms >> 5).
+        let got: Vec<i64> = [10, 200, 500, 1000, 60_000].iter().map(|&ms| solaris_ms_to_ticks(ms)).collect();
+        assert_eq!(got, [1, 19, 47, 94, 5625]);
+    }
+
+    #[test]
+    fn test_solaris25_starts_from_zero_and_settles_at_the_rtt() {
+        // 500 ms (50 ticks) every period. By hand, sa = sd = 0 at first:
+        // m = 500, sa = 500, sd = 500, rto = 62 + 500 = 562; m = 500 - 62 =
+        // 438, sa = 938, m = 438 - 125 = 313, sd = 813, rto = 117 + 813 =
+        // 930; m = 500 - 117 = 383, sa = 1321, m = 383 - 203 = 180, sd =
+        // 993, rto = 165 + 993 = 1158; then sa climbs to 8 x 500 = 4000 (m =
+        // 0) and sd decays until sd >> 2 is 0: sd = 3, rto = 503 ms, the
+        // round trip plus 3 ms.
+        let mut e = sol();
+        assert_eq!(e.rto(), Duration::from_ms(500), "tcp_rexmit_interval_initial");
+        let got = sol_steady(&mut e, 50, 60);
+        assert_eq!(got[..4], [(500, 500, 562), (938, 813, 930), (1321, 993, 1158), (1656, 1080, 1287)]);
+        assert_eq!(got[50], (4000, 7, 507));
+        assert_eq!(got[54..], [(4000, 3, 503); 6]);
+        assert_eq!(e.rto(), Duration::from_ms(503));
+        assert_eq!(e.srtt(), Some(Duration::from_ms(500)));
+    }
+
+    #[test]
+    fn test_solaris25_after_a_burst() {
+        // Settled at 500 ms (sa 4000, sd 3), one 1000 ms sample: m = 1000 -
+        // 500 = 500, sa = 4500, m = 500 - 0 = 500, sd = 503, rto = 562 + 503
+        // = 1065; back to 500 ms: m = 500 - 562 = -62, sa = 4438, m = 62 -
+        // 125 = -63, sd = 440, rto = 554 + 440 = 994; then 4384, 384, 932.
+        let mut e = sol();
+        sol_steady(&mut e, 50, 60);
+        let mut got = sol_steady(&mut e, 100, 1);
+        got.extend(sol_steady(&mut e, 50, 2));
+        assert_eq!(got, [(4500, 503, 1065), (4438, 440, 994), (4384, 384, 932)]);
+    }
+
+    #[test]
+    fn test_solaris25_smooths_the_largest_sample_of_each_period() {
+        // The first ACK is sampled at once (tcp_rtt_nt = lbolt at open): 50
+        // ticks -> rto 562, next period at 0 + MS_TO_TICKS(562) = 70 - 17 =
+        // 53. Samples of 80 and 60 ticks before then are only remembered;
+        // at tick 53 the largest (80), not the 40 just taken, is smoothed:
+        // m = 800 - 62 = 738, sa = 1238, m = 738 - 125 = 613, sd = 1113, rto
+        // = 154 + 1113 = 1267, next period at 53 + 158 - 39 = 172.
+        let mut e = sol();
+        e.solaris_ack(Some(50), 0);
+        assert_eq!((e.scaled(), e.solaris_rto_ms(), e.sol_nt), ((500, 500), 562, 53));
+        e.solaris_ack(Some(80), 10);
+        e.solaris_ack(Some(60), 52);
+        assert_eq!((e.scaled(), e.solaris_rto_ms(), e.samples()), ((500, 500), 562, 1));
+        e.solaris_ack(Some(40), 53);
+        assert_eq!((e.scaled(), e.solaris_rto_ms(), e.sol_nt), ((1238, 1113), 1267, 172));
+        // An ACK that does not pass tcp_csuna (None) samples nothing.
+        e.solaris_ack(None, 500);
+        assert_eq!((e.scaled(), e.solaris_rto_ms(), e.samples()), ((1238, 1113), 1267, 2));
+    }
+
+    #[test]
+    fn test_solaris25_crowbars_the_rto_into_its_bounds() {
+        // 100 ms round trips: (100, 100) -> 112 ms, settling at 103 ms; both
+        // are raised to tcp_rexmit_interval_min, 200 ms. A first sample of
+        // 100 s gives 12500 + 100000 ms, lowered to the 1 minute maximum.
+        let mut e = sol();
+        let got = sol_steady(&mut e, 10, 60);
+        assert_eq!(got[0], (100, 100, 200));
+        assert_eq!(got[59], (800, 3, 200));
+        let mut e = sol();
+        e.solaris_ack(Some(10_000), 0);
+        assert_eq!((e.scaled(), e.solaris_rto_ms()), ((100_000, 100_000), 60_000));
+        // The timeout's backoff doubles the interval up to the maximum.
+        let mut e = sol();
+        sol_steady(&mut e, 50, 60);
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_ms(1006));
+        assert_eq!(e.scaled(), (4000, 3), "a timeout leaves the estimates");
     }
 }

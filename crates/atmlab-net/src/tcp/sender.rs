@@ -11,11 +11,12 @@
 //! | NewReno | yes | inflation; a partial ACK retransmits the next hole | an ACK at or above `recover` |
 //! | SACK | yes | `pipe` accounting, holes first, then new data | an ACK at or above `recover` |
 
-use super::rtt::RttEstimator;
+use super::rtt::{RtoAlgorithm, RttEstimator, solaris_ms_to_ticks};
 use super::scoreboard::Scoreboard;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
 use super::{BackoffReset, SocketConfig, TcpConfig, TcpVariant};
-use atmlab_engine::SimTime;
+use atmlab_engine::{Duration, SimTime};
+use std::collections::BTreeMap;
 
 /// 4.4BSD's mbuf cluster size (`param.h`), the default send low-water mark.
 pub const MCLBYTES: u64 = 2048;
@@ -104,6 +105,14 @@ pub struct TcpSender {
     rtt: RttEstimator,
     timed: Option<(u64, SimTime)>,
     rto_deadline: Option<SimTime>,
+    /// Solaris 2.5 (`rto_algorithm = "solaris25"`): `tcp_csuna`, the ACK
+    /// beyond which samples are clean (no retransmission in flight).
+    sol_csuna: u64,
+    /// Solaris 2.5: each unacknowledged segment's start -> (end, time of
+    /// its last transmission) (`b_prev`, per segment here).
+    sol_sent: BTreeMap<u64, (u64, SimTime)>,
+    /// Solaris 2.5: `tcp_timer_interval` in ms.
+    sol_interval: i64,
     /// Socket send path: one past the last byte the application has written
     /// into the send buffer (`u64::MAX` without the socket path: the data
     /// is always there).
@@ -147,6 +156,9 @@ impl TcpSender {
             scoreboard: Scoreboard::default(),
             timed: None,
             rto_deadline: None,
+            sol_csuna: iss + 1,
+            sol_sent: BTreeMap::new(),
+            sol_interval: 0,
             buf_end: if cfg.socket.is_some() { iss + 1 } else { u64::MAX },
             write_left: 0,
             write_at: None,
@@ -372,7 +384,11 @@ impl TcpSender {
         self.snd_wnd = u64::from(seg.window); // a SYN's window is never scaled
         self.max_sndwnd = self.max_sndwnd.max(self.snd_wnd);
         if let Some((_, sent)) = self.timed.take() {
-            self.rtt.sample(now - sent, sent);
+            // Solaris 2.5 times no SYN: tcp_csuna starts at tcp_snxt, which
+            // the SYN's ACK does not pass.
+            if !self.solaris() {
+                self.rtt.sample(now - sent, sent);
+            }
             self.rtt.reset_backoff();
         }
         self.rto_deadline = None;
@@ -418,6 +434,9 @@ impl TcpSender {
     }
 
     fn on_new_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<TcpSegment>) {
+        if self.solaris() {
+            self.solaris_sample(now, ack);
+        }
         // Karn: only an ACK covering a segment timed since the last
         // retransmission gives a sample and clears the backoff.
         if let Some((seq, sent)) = self.timed
@@ -515,6 +534,14 @@ impl TcpSender {
     }
 
     fn restart_timer(&mut self, now: SimTime) {
+        if self.solaris() {
+            // Solaris 2.5 does not restart the timer on an ACK: it runs on,
+            // and tcp_timer measures from the oldest segment's transmission.
+            if self.rto_deadline.is_none() && self.snd_una < self.snd_max {
+                self.solaris_restart(now);
+            }
+            return;
+        }
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
         } else {
@@ -629,6 +656,7 @@ impl TcpSender {
                 self.send_syn(out);
                 self.arm(now);
             }
+            State::Established if self.solaris() => self.solaris_timeout(now, out),
             State::Established => {
                 if self.snd_una >= self.snd_max {
                     return;
@@ -653,6 +681,12 @@ impl TcpSender {
     }
 
     fn arm(&mut self, now: SimTime) {
+        if self.solaris() && self.state == State::Established {
+            if self.rto_deadline.is_none() {
+                self.solaris_restart(now);
+            }
+            return;
+        }
         self.rto_deadline =
             Some(self.cfg.rto_timer.expiry(now, self.rtt.rto(), self.cfg.rto.tick, self.cfg.clock_phase));
     }
@@ -715,6 +749,9 @@ impl TcpSender {
 
     fn send_data(&mut self, now: SimTime, seq: u64, len: u64, out: &mut Vec<TcpSegment>) {
         let retransmission = seq < self.snd_max;
+        if self.solaris() {
+            self.solaris_stamp(now, seq, len, retransmission);
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         if retransmission {
@@ -734,6 +771,115 @@ impl TcpSender {
         self.snd_max = self.snd_max.max(seq + len);
         if self.rto_deadline.is_none() {
             self.arm(now);
+        }
+    }
+
+    fn solaris(&self) -> bool {
+        self.cfg.rto.algorithm == RtoAlgorithm::Solaris25
+    }
+
+    /// `lbolt` at `t`: the ticks of `timer_tick` (Solaris: 10 ms) since 0.
+    fn lbolt(&self, t: SimTime) -> i64 {
+        (t.as_ps() / self.cfg.rto.tick.as_ps()) as i64
+    }
+
+    /// Arms the timer `ms` milliseconds ahead as `mi_timer` does: after
+    /// `MS_TO_TICKS(ms)` ticks (at least one), at a tick boundary.
+    fn solaris_arm_ms(&mut self, now: SimTime, ms: i64) {
+        let ticks = solaris_ms_to_ticks(ms).max(1) as u64;
+        let tick = self.cfg.rto.tick.as_ps();
+        self.rto_deadline = Some(SimTime::from_ps((now.as_ps() / tick + ticks) * tick));
+    }
+
+    /// `TCP_TIMER_RESTART(tcp, tcp->tcp_rto)`.
+    fn solaris_restart(&mut self, now: SimTime) {
+        self.sol_interval = self.rtt.solaris_rto_ms();
+        self.solaris_arm_ms(now, self.sol_interval);
+    }
+
+    /// Solaris 2.5 stamps what it transmits (`b_prev = lbolt`); sending
+    /// new data from an idle connection restarts the timer with `tcp_rto`
+    /// (`if (snxt == suna) TCP_TIMER_RESTART`); any retransmission sets
+    /// `tcp_csuna = tcp_snxt`, so no sample until an ACK passes it.
+    fn solaris_stamp(&mut self, now: SimTime, seq: u64, len: u64, retransmission: bool) {
+        if retransmission {
+            self.sol_csuna = self.snd_max;
+            // Only the segment holding `seq` is restamped (Solaris: the head
+            // mblk's b_prev), even when the retransmission runs into the next.
+            if let Some((_, (end, t))) = self.sol_sent.range_mut(..=seq).next_back()
+                && *end > seq
+            {
+                *t = now;
+                return;
+            }
+            self.sol_sent.insert(seq, (seq + len, now));
+            return;
+        }
+        if self.snd_max == self.snd_una && seq == self.snd_una {
+            self.solaris_restart(now);
+        }
+        self.sol_sent.insert(seq, (seq + len, now));
+    }
+
+    /// `tcp_rput` on an ACK of new data: the sample is `lbolt - b_prev` of
+    /// the oldest unacknowledged segment, if the ACK passes `tcp_csuna`.
+    fn solaris_sample(&mut self, now: SimTime, ack: u64) {
+        let head = self.sol_sent.range(..=self.snd_una).next_back().map(|(_, &(_, t))| t);
+        let sample = if ack > self.sol_csuna {
+            self.sol_csuna = ack;
+            head.map(|t| self.lbolt(now) - self.lbolt(t))
+        } else {
+            None
+        };
+        self.rtt.solaris_ack(sample, self.lbolt(now));
+        // Eat the acknowledged segments.
+        while let Some((&start, &(end, _))) = self.sol_sent.first_key_value() {
+            if end > ack {
+                break;
+            }
+            self.sol_sent.remove(&start);
+        }
+    }
+
+    /// `tcp_timer` with data outstanding: if the oldest segment was sent
+    /// less than `MS_TO_TICKS(tcp_rto)` ticks ago the timer "fired too
+    /// early" and waits the rest; otherwise `ssthresh = cwnd >> 1`, `cwnd =
+    /// 1 MSS`, the interval becomes `2 x max(interval, tcp_rto)` (at most
+    /// `tcp_rexmit_interval_max`), and one segment from `snd_una` is
+    /// retransmitted (no go-back-N).
+    fn solaris_timeout(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
+        if self.snd_una >= self.snd_max {
+            return; // nothing to retransmit: the timer is not restarted
+        }
+        let head = self.sol_sent.range(..=self.snd_una).next_back().map_or(now, |(_, &(_, t))| t);
+        let wait = solaris_ms_to_ticks(self.rtt.solaris_rto_ms()) - (self.lbolt(now) - self.lbolt(head));
+        if wait > 0 {
+            self.sol_interval = wait * 10;
+            self.solaris_arm_ms(now, self.sol_interval);
+            return;
+        }
+        self.stats.timeouts += 1;
+        if self.snd_wnd != 0 {
+            self.ssthresh = self.cwnd >> 1;
+            self.cwnd = self.mss;
+        }
+        self.recovery = Recovery::Loss;
+        if !self.cfg.keep_dupacks_on_timeout {
+            self.dupacks = 0;
+        }
+        self.recover = self.snd_max;
+        self.scoreboard.clear();
+        self.timed = None;
+        let max = (self.cfg.rto.max_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
+        self.sol_interval = (self.sol_interval.max(self.rtt.solaris_rto_ms()) * 2).min(max);
+        let interval = self.sol_interval;
+        self.solaris_arm_ms(now, interval);
+        let mut len = (self.snd_nxt - self.snd_una).min(self.mss);
+        if self.snd_wnd != 0 {
+            len = len.min(self.snd_wnd);
+        }
+        if len > 0 {
+            self.send_data(now, self.snd_una, len, out);
         }
     }
 }

@@ -910,3 +910,84 @@ fn test_solaris_cap_of_zero_or_one_mss() {
         vec![Some(1001), Some(2001), None]
     );
 }
+
+/// Solaris 2.5's timer (`rto_algorithm = "solaris25"`) with its ndd defaults.
+fn solaris25() -> TcpConfig {
+    TcpConfig {
+        rto: RtoConfig {
+            tick: Duration::from_ms(10),
+            initial_rto: Duration::from_ms(500),
+            min_rto: Duration::from_ms(200),
+            max_rto: Duration::from_secs(60),
+            algorithm: RtoAlgorithm::Solaris25,
+        },
+        ..cfg(TcpVariant::Reno)
+    }
+}
+
+#[test]
+fn test_solaris25_timeout_resends_one_segment_and_doubles_the_interval() {
+    // The first segment goes at 2 ms (lbolt 0) and restarts the timer with
+    // tcp_rto = 500 ms: MS_TO_TICKS(500) = 47 ticks, so it fires at 470 ms,
+    // when the segment is 47 ticks old: a timeout. ssthresh = cwnd >> 1 =
+    // half an MSS (no two-segment floor), cwnd = 1 MSS; the interval
+    // becomes 2 x max(500, 500) = 1000 ms = 94 ticks: 470 + 940 = 1410 ms.
+    let (mut p, first) = Pair::established(solaris25());
+    assert_eq!(p.tx.rto_deadline(), Some(SimTime::ZERO + Duration::from_ms(470)));
+    p.now = p.tx.rto_deadline().unwrap();
+    let mut out = Vec::new();
+    p.tx.on_timeout(p.now, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].seq, u64::from(out[0].len)), (first[0].seq, MSS));
+    assert_eq!((p.tx.ssthresh(), p.tx.cwnd()), (MSS / 2, MSS));
+    assert_eq!(p.tx.rto_deadline(), Some(SimTime::ZERO + Duration::from_ms(1410)));
+    assert_eq!(p.tx.stats.timeouts, 1);
+    // The ACK of the retransmission does not pass tcp_csuna: no sample.
+    p.tick(Duration::from_ms(1));
+    let acks = p.deliver_to_rx(&out);
+    p.deliver_to_tx(&acks);
+    assert_eq!(p.tx.rtt().samples(), 0);
+}
+
+#[test]
+fn test_solaris25_timer_runs_from_the_oldest_segment_and_does_not_go_back_n() {
+    // ACKs at 1-2 ms round trips (0 ticks: rto = 200 ms, the minimum) grow
+    // the window; each round leaves the connection idle, and sending from
+    // idle restarts the timer: 19 ticks (MS_TO_TICKS(200)) from the last
+    // round, due at D. 45 ms before D the window's ACKs arrive one by one:
+    // the first makes the sender send new segments, so the connection is
+    // never idle and the timer is not restarted; the oldest unacknowledged
+    // segment is now 5 ticks old at D. The timer "fired too early" there
+    // and waits 19 - 5 = 14 ticks: 140 ms, MS_TO_TICKS(140) = 13 ticks, to
+    // D + 130 ms; there 1 tick is left (MS_TO_TICKS(10) = 1): D + 140 ms,
+    // where the head is 19 ticks old. The timeout resends that one
+    // segment; snd_nxt stays (no go-back-N); the interval is 2 x max(10,
+    // 200) = 400 ms = 38 ticks: D + 520 ms.
+    let (mut p, first) = Pair::established(solaris25());
+    let inflight = p.grow_to(4, first);
+    assert_eq!(p.tx.rtt().solaris_rto_ms(), 200);
+    let d = p.tx.rto_deadline().unwrap();
+    assert_eq!(d.as_ps() % Duration::from_ms(10).as_ps(), 0, "at a tick");
+    let at = |ms: u64| d + Duration::from_ms(ms);
+    p.now = SimTime::from_ps(d.as_ps() - Duration::from_ms(45).as_ps());
+    let acks = p.deliver_to_rx(&inflight);
+    let lost = data(&p.deliver_to_tx(&acks));
+    assert!(lost.len() >= 2, "{} segments", lost.len());
+    assert_eq!(p.tx.rto_deadline(), Some(d), "not restarted by the ACKs");
+    let (una, nxt) = (p.tx.snd_una(), p.tx.snd_nxt());
+    assert_eq!(lost[0].seq, una);
+    let mut out = Vec::new();
+    for (now, next) in [(d, at(130)), (at(130), at(140))] {
+        p.now = now;
+        p.tx.on_timeout(p.now, &mut out);
+        assert!(out.is_empty(), "fired too early at {now}");
+        assert_eq!(p.tx.rto_deadline(), Some(next));
+    }
+    p.now = at(140);
+    p.tx.on_timeout(p.now, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].seq, una);
+    assert_eq!((p.tx.snd_una(), p.tx.snd_nxt()), (una, nxt), "no go-back-N");
+    assert_eq!(p.tx.rto_deadline(), Some(at(520)));
+    assert_eq!(p.tx.stats.timeouts, 1);
+}
