@@ -20,71 +20,48 @@ reproduction compares with (``atmlab.reproduce.bundling``); runs nothing.
    the study's KB and rates are rounded) cannot have had its sessions
    running side by side for their whole length, which is what the model
    simulates (spec s3 note 2).
+
+The reproduction notes every such value in the `note` column of
+`bundling_comparison.csv` (`atmlab.reproduce.bundling.annotate_reach`);
+this command prints the two checks.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
 from typing import Any
 
-import atmlab
 from atmlab.reproduce import bundling as B
 
 TCP = "tcp_throughput_kbytes_per_s"
 UDP = "udp_throughput_kbytes_per_s"
 
 
-def _published() -> list[Any]:
-    return [p for p in B.STUDY.published() if p.quantity in (TCP, UDP)]
-
-
 def twice_measured() -> list[dict[str, Any]]:
-    """The quantities published twice for one configuration."""
-    seen: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
-    for p in _published():
-        c = p.config
-        if c["experiment"] in ("A", "B") and c["n_tcp"] == 1 and c["n_udp"] == 1:
-            seen[(p.quantity, c["tcp_tsdu_kbytes"], c["tcp_window_kbytes"])].append(p)
-    rows = []
-    for (quantity, tsdu, window), ps in sorted(seen.items()):
-        if len(ps) != 2:
-            continue
-        a, b = ps
-        rows.append({
-            "quantity": quantity, "L": tsdu, "W": window,
-            "first": f"{a.source}: {a.value:g}", "second": f"{b.source}: {b.value:g}",
-            "agree": a.tolerance.holds(b.value, a.value) and b.tolerance.holds(a.value, b.value),
-        })
-    return rows
+    """The throughputs published twice for one configuration."""
+    return [{"quantity": a.quantity, "L": a.config["tcp_tsdu_kbytes"], "W": a.config["tcp_window_kbytes"],
+             "first": f"{a.source}: {a.value:g}", "second": f"{b.source}: {b.value:g}", "agree": agree}
+            for a, b, agree in B.twice_measured(B.STUDY.published())]
 
 
 def over_capacity(margin: float) -> list[dict[str, Any]]:
-    """Configurations of experiments A and B whose published TCP and UDP
-    throughputs add up to more cells than the adapter sends."""
-    tcp_cells = atmlab.cells(9140, proto="tcp").cells / 9140  # cells per byte of TCP data
-    udp_cells = atmlab.cells(80, proto="udp").cells / 80
-    by_config: dict[tuple[Any, ...], dict[str, float]] = defaultdict(dict)
-    for p in _published():
-        c = p.config
-        if c["experiment"] in ("A", "B"):
-            key = (c["experiment"], c["n_tcp"], c["n_udp"], c["tcp_tsdu_kbytes"], c["tcp_window_kbytes"])
-            by_config[key][p.quantity] = p.value
+    """Configurations of experiments A and B with both throughputs
+    published, their load on the adapter and whether it is over 1 + margin."""
+    published = B.STUDY.published()
+    value = {(p.quantity, tuple(p.config.get(k) for k in B.KEY)): p.value for p in published}
     rows = []
-    for (exp, n_tcp, n_udp, tsdu, window), v in sorted(by_config.items()):
-        if TCP not in v or UDP not in v:
-            continue
-        cells = (n_tcp * v[TCP] * tcp_cells + n_udp * v[UDP] * udp_cells) * B.KB
-        load = cells / B.CELLS_PER_S
+    for key, load in sorted(B.adapter_load(published).items()):
+        exp, n_tcp, n_udp, tsdu, window = key
         rows.append({"experiment": exp, "n_tcp": n_tcp, "n_udp": n_udp, "L": tsdu, "W": window,
-                     "tcp": v[TCP], "udp": v[UDP], "load": load, "over": load > 1 + margin})
+                     "tcp": value[(TCP, key)], "udp": value[(UDP, key)], "load": load, "over": load > 1 + margin})
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="print every row a check flags")
-    ap.add_argument("--margin", type=float, default=0.05, help="load above 1 + MARGIN counts as over (default 0.05)")
+    ap.add_argument("--margin", type=float, default=B.CAPACITY_MARGIN,
+                    help=f"load above 1 + MARGIN counts as over (default {B.CAPACITY_MARGIN})")
     args = ap.parse_args()
     if not 0 <= args.margin < 1:
         ap.error(f"--margin: {args.margin} is not in [0, 1)")

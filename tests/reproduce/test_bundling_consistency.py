@@ -53,3 +53,21 @@ def test_the_command_prints_both_checks_and_refuses_a_bad_margin(root):
     assert "10 of 16 pairs agree" in p.stdout and "44 of 128 configurations" in p.stdout
     bad = subprocess.run([*cmd, "--margin", "2"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--margin" in bad.stderr
+
+
+def test_the_comparison_notes_the_values_out_of_reach():
+    """The reproduction's published values carry the two checks in their
+    note (bundling_comparison.csv's `note`), nothing else about them changes."""
+    from atmlab.reproduce import bundling as B
+
+    published = B.STUDY.published()
+    over = [p for p in published if "x the adapter's" in p.note]
+    twice = [p for p in published if "also published as" in p.note]
+    assert (len(published), len(over), len(twice)) == (652, 88, 12)
+    assert {p.quantity for p in over} == {"tcp_throughput_kbytes_per_s", "udp_throughput_kbytes_per_s"}
+    assert all(p.config["experiment"] == "A" for p in over)
+    t5 = next(p for p in twice if p.source == "Table 5" and p.config["tcp_window_kbytes"] == 32)
+    assert t5.value == 158.55 and "also published as 65.17 in Table 17" in t5.note
+    # the OCR notes of the reference are kept beside the new ones
+    t17 = next(p for p in twice if p.source == "Table 17" and p.config["tcp_window_kbytes"] == 32)
+    assert "OCR" in t17.note and "also published as 158.55 in Table 5" in t17.note

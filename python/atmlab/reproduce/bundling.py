@@ -27,6 +27,7 @@ send path, docs/models/tcp.md), so L shapes the segment stream.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Mapping
 from importlib import resources
@@ -36,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 from .. import reference
+from ..wire import cells as atmlab_cells
 from ..result import Result
 from ..scenario import load
 from .kit import Claim, Grid, Published, StudyBase, Tolerance
@@ -89,6 +91,63 @@ VOICE_KBYTES_PER_S = 8000 / KB  # 80 bytes every 10 ms: 7.81 KB/s
 FLUID_1TCP_1UDP = (CELLS_PER_S - VOICE_CELLS_PER_S) / 192 * 9140 / KB
 FLUID_TOLERANCE = 0.05  # relative
 VOICE_KEPT = 7.75  # KB/s: a stream "keeps" its rate at this much or more
+
+
+# What the published tables allow (docs/reproductions/bundling.md; the
+# command is tools/bundling_consistency.py): a load above 1 + this margin
+# counts as more than the adapter sends (the study's KB and rates are rounded).
+CAPACITY_MARGIN = 0.05
+_TCP, _UDP = "tcp_throughput_kbytes_per_s", "udp_throughput_kbytes_per_s"
+
+
+def twice_measured(published: list[Published]) -> list[tuple[Published, Published, bool]]:
+    """The throughputs published twice for one configuration: 1 TCP + 1 UDP
+    is the first row of Tables 5-12 and of Tables 17-24, for every L and W.
+    Each pair with whether its two values agree within their tolerance
+    (both ways)."""
+    seen: dict[tuple[Any, ...], list[Published]] = {}
+    for p in published:
+        c = p.config
+        if p.quantity in (_TCP, _UDP) and c["experiment"] in ("A", "B") and c["n_tcp"] == c["n_udp"] == 1:
+            seen.setdefault((p.quantity, c["tcp_tsdu_kbytes"], c["tcp_window_kbytes"]), []).append(p)
+    return [(a, b, bool(a.tolerance.holds(b.value, a.value) and b.tolerance.holds(a.value, b.value)))
+            for _, ps in sorted(seen.items()) if len(ps) == 2 for a, b in [ps]]
+
+
+def adapter_load(published: list[Published]) -> dict[tuple[Any, ...], float]:
+    """Per configuration of experiments A and B with both throughputs
+    published: the cells of the published rates over the adapter's cell rate
+    (192 cells per 9140-byte segment, 3 per 80-byte voice datagram; KB of
+    1024 bytes). Above 1 the sessions cannot have run side by side for their
+    whole length, which is what the model simulates (spec s3 note 2)."""
+    tcp_cells = atmlab_cells(9140, proto="tcp").cells / 9140
+    udp_cells = atmlab_cells(80, proto="udp").cells / 80
+    rates: dict[tuple[Any, ...], dict[str, float]] = {}
+    for p in published:
+        c = p.config
+        if p.quantity in (_TCP, _UDP) and c["experiment"] in ("A", "B"):
+            rates.setdefault(tuple(c[k] for k in KEY), {})[p.quantity] = p.value
+    n_tcp, n_udp = KEY.index("n_tcp"), KEY.index("n_udp")
+    return {key: (key[n_tcp] * v[_TCP] * tcp_cells + key[n_udp] * v[_UDP] * udp_cells) * KB / CELLS_PER_S
+            for key, v in rates.items() if _TCP in v and _UDP in v}
+
+
+def annotate_reach(published: list[Published]) -> list[Published]:
+    """The published values, each noted where the tables themselves put it
+    out of a simulation's reach: measured twice with values that disagree,
+    or at a configuration publishing more than the adapter sends."""
+    notes: dict[int, list[str]] = {}
+    for a, b, agree in twice_measured(published):
+        if not agree:
+            for p, other in ((a, b), (b, a)):
+                notes.setdefault(id(p), []).append(f"also published as {other.value:g} in {other.source}")
+    loads = adapter_load(published)
+    for p in published:
+        load = loads.get(tuple(p.config.get(k) for k in KEY))
+        if p.quantity in (_TCP, _UDP) and load is not None and load > 1 + CAPACITY_MARGIN:
+            notes.setdefault(id(p), []).append(f"the configuration's published rates are {load:.2f} x the adapter's")
+    return [dataclasses.replace(p, note="; ".join(filter(None, [p.note, *notes[id(p)]]))) if id(p) in notes else p
+            for p in published]
 
 
 def template() -> dict[str, Any]:
@@ -171,7 +230,7 @@ class Bundling(StudyBase):
                     unit, tolerance = COMPARED[q]
                     out.append(Published(q, float(r[column]), config, tolerance, unit=unit, source=f"Table {number}",
                                          note=note))
-        return out
+        return annotate_reach(out)
 
     def claims(self, points: pd.DataFrame) -> list[Claim]:
         return claims(points)
