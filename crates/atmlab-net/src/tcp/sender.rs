@@ -664,20 +664,27 @@ impl TcpSender {
                 self.stats.timeouts += 1;
                 self.halve();
                 self.cwnd = self.mss;
-                self.recovery = Recovery::Loss;
-                if !self.cfg.keep_dupacks_on_timeout {
-                    self.dupacks = 0;
-                }
-                self.recover = self.snd_max;
-                // RFC 2018: after a timeout SACK information is stale.
-                self.scoreboard.clear();
+                self.enter_loss();
                 self.rtt.back_off();
-                self.timed = None;
                 self.snd_nxt = self.snd_una; // go back N
                 self.arm(now);
                 self.output(now, out);
             }
         }
+    }
+
+    /// What every timeout does to the recovery state: loss recovery up to
+    /// `snd_max`, the duplicate-ACK count dropped (unless configured to be
+    /// kept), the SACK scoreboard cleared (RFC 2018: stale after a timeout)
+    /// and no segment timed.
+    fn enter_loss(&mut self) {
+        self.recovery = Recovery::Loss;
+        if !self.cfg.keep_dupacks_on_timeout {
+            self.dupacks = 0;
+        }
+        self.recover = self.snd_max;
+        self.scoreboard.clear();
+        self.timed = None;
     }
 
     fn arm(&mut self, now: SimTime) {
@@ -854,7 +861,7 @@ impl TcpSender {
         let head = self.sol_sent.range(..=self.snd_una).next_back().map_or(now, |(_, &(_, t))| t);
         let wait = solaris_ms_to_ticks(self.rtt.solaris_rto_ms()) - (self.lbolt(now) - self.lbolt(head));
         if wait > 0 {
-            self.sol_interval = wait * 10;
+            self.sol_interval = wait * (self.cfg.rto.tick.as_ps() / Duration::from_ms(1).as_ps()) as i64;
             self.solaris_arm_ms(now, self.sol_interval);
             return;
         }
@@ -863,13 +870,7 @@ impl TcpSender {
             self.ssthresh = self.cwnd >> 1;
             self.cwnd = self.mss;
         }
-        self.recovery = Recovery::Loss;
-        if !self.cfg.keep_dupacks_on_timeout {
-            self.dupacks = 0;
-        }
-        self.recover = self.snd_max;
-        self.scoreboard.clear();
-        self.timed = None;
+        self.enter_loss();
         let max = (self.cfg.rto.max_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
         self.sol_interval = (self.sol_interval.max(self.rtt.solaris_rto_ms()) * 2).min(max);
         let interval = self.sol_interval;
