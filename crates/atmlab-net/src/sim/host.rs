@@ -9,7 +9,7 @@ use super::apps::VcEnd;
 use super::datagram::{Datagram, Endpoint};
 use super::{APP, Event, Simulation};
 use crate::aal5::{Encapsulation, Reassembler, Reassembly};
-use crate::atm::{Carries, Cell, Pti, VcLabel};
+use crate::atm::{Carries, Cell, VcLabel};
 use crate::ids::{HostId, PortId};
 use crate::ip::Fragmentation;
 use atmlab_engine::{Duration, SimTime};
@@ -366,9 +366,6 @@ impl Simulation {
             self.abr_enqueue(e, pdu, cells);
             return;
         }
-        for i in 1..=cells {
-            let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-            self.offer_at(port, self.now, Cell { label, pdu, pti, clp: false, slot });
-        }
+        self.offer_frame(port, label, pdu, slot, cells);
     }
 }
