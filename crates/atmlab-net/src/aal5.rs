@@ -97,8 +97,8 @@ impl Reassembler {
     /// Takes one cell; call before the cell is settled in the PDU table.
     pub fn on_cell<P>(&mut self, cell: &Cell, pdus: &PduTable<P>) -> Reassembly {
         match self.first {
-            None => self.first = Some(cell.pdu),
-            Some(first) if first != cell.pdu => self.corrupt = true,
+            None => self.first = Some(cell.pdu()),
+            Some(first) if first != cell.pdu() => self.corrupt = true,
             Some(_) => {}
         }
         self.cells += 1;
@@ -155,13 +155,7 @@ mod tests {
 
     fn cells_of(pdu: PduId, n: u32) -> Vec<Cell> {
         (0..n)
-            .map(|i| Cell {
-                label: VcLabel::new(0, 32),
-                pdu,
-                pti: if i + 1 == n { Pti::DATA_EOF } else { Pti::DATA },
-                clp: false,
-                slot: 0,
-            })
+            .map(|i| Cell::new(VcLabel::new(0, 32), pdu, if i + 1 == n { Pti::DATA_EOF } else { Pti::DATA }, false, 0))
             .collect()
     }
 
@@ -170,7 +164,7 @@ mod tests {
             .iter()
             .map(|c| {
                 let out = r.on_cell(c, t);
-                t.settle_cell(c.pdu);
+                t.settle_cell(c.pdu());
                 out
             })
             .filter(|o| *o != Reassembly::Incomplete)
@@ -191,7 +185,7 @@ mod tests {
         let a = t.insert(0, 3, SimTime::ZERO).unwrap();
         let mut cells = cells_of(a, 3);
         let lost = cells.remove(1);
-        t.settle_cell(lost.pdu); // dropped in the network
+        t.settle_cell(lost.pdu()); // dropped in the network
         let mut r = Reassembler::new();
         assert_eq!(feed(&mut r, &mut t, &cells), vec![Reassembly::Discarded { cells: 2 }]);
         assert_eq!(t.counts().lost, 1);
@@ -204,7 +198,7 @@ mod tests {
         let b = t.insert(1, 3, SimTime::ZERO).unwrap();
         let mut cells = cells_of(a, 3);
         let eof = cells.pop().unwrap();
-        t.settle_cell(eof.pdu);
+        t.settle_cell(eof.pdu());
         cells.extend(cells_of(b, 3));
         let mut r = Reassembler::new();
         assert_eq!(feed(&mut r, &mut t, &cells), vec![Reassembly::Discarded { cells: 5 }]);

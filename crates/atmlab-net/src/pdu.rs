@@ -31,6 +31,16 @@ impl PduId {
     /// part of an AAL5 frame (a cell source's cells).
     pub const NONE: PduId = PduId(u32::MAX);
 
+    /// The id as one integer (a cell carries it packed).
+    pub(crate) const fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The id `raw` was made from.
+    pub(crate) const fn from_raw(raw: u32) -> PduId {
+        PduId(raw)
+    }
+
     fn new(index: u32, generation: u8) -> PduId {
         PduId((u32::from(generation) << INDEX_BITS) | index)
     }

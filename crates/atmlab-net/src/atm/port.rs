@@ -190,7 +190,7 @@ impl FrameLoss {
         if !matches!(cell.carries(), Carries::Frame(_)) {
             return false;
         }
-        let slot = cell.slot as usize;
+        let slot = cell.slot() as usize;
         if slot >= self.in_frame.len() {
             self.in_frame.resize(slot + 1, None);
         }
@@ -620,7 +620,7 @@ impl Port {
     #[inline(always)]
     pub fn offer(&mut self, now: SimTime, cell: Cell) -> Offer {
         let eof = cell.is_end_of_frame();
-        let c = self.vcs[cell.slot as usize].category.index();
+        let c = self.vcs[cell.slot() as usize].category.index();
         let pool = self.pool_of[c] as usize;
         // A pipelined port's cells all share one pool, whose occupancy is the
         // number of cells not yet started.
@@ -628,7 +628,7 @@ impl Port {
             PortMode::Pipelined => self.pipeline_queued(now),
             PortMode::Slotted => self.pool_occ[pool],
         };
-        let vc = &mut self.vcs[cell.slot as usize];
+        let vc = &mut self.vcs[cell.slot() as usize];
         self.stats.cells_in += 1;
         self.stats.per_category[c].cells_in += 1;
         let room = occupancy < self.pool_limit[pool];
@@ -638,14 +638,14 @@ impl Port {
                 let ctx = AdmitContext {
                     first_cell_of_frame: vc.frame_start,
                     end_of_frame: eof,
-                    clp: cell.clp,
+                    clp: cell.clp(),
                     pool_occupancy: occupancy,
                     pool_limit: self.pool_limit[pool],
                     vc_occupancy: vc.occupancy,
                     active_vcs: self.active_vcs[pool],
                 };
                 let policy = &mut self.policies[c];
-                let clp_full = cell.clp && self.clp_threshold.is_some_and(|t| occupancy >= t);
+                let clp_full = cell.clp() && self.clp_threshold.is_some_and(|t| occupancy >= t);
                 match policy.admit(&ctx) {
                     Verdict::Admit if clp_full => {
                         if policy.on_overflow() == OverflowAction::DiscardRestOfFrame {
@@ -687,7 +687,7 @@ impl Port {
             }
             Ok(()) => {
                 self.accepted += 1;
-                let cell_queue = if self.per_vc_queues { cell.slot as usize } else { self.queue_of[c] as usize };
+                let cell_queue = if self.per_vc_queues { cell.slot() as usize } else { self.queue_of[c] as usize };
                 match self.mode {
                     PortMode::Pipelined => self.pipeline(now, cell),
                     PortMode::Slotted => {
@@ -752,7 +752,7 @@ impl Port {
         debug_assert!(self.mode == PortMode::Slotted && self.busy && self.grid.boundary(&self.tail) == now);
         let q = self.scheduler.select(&self.queues).expect("a busy port has a queued cell");
         let cell = self.queues[q].pop_front().expect("the scheduler picks a non-empty queue");
-        let vc = &mut self.vcs[cell.slot as usize];
+        let vc = &mut self.vcs[cell.slot() as usize];
         let c = vc.category.index();
         let pool = self.pool_of[c] as usize;
         vc.occupancy -= 1;
@@ -997,7 +997,7 @@ mod frame_loss_tests {
     }
 
     fn cell(slot: u16, pdu: PduId, pti: Pti) -> Cell {
-        Cell { label: VcLabel::new(0, 32 + slot), pdu, pti, clp: false, slot }
+        Cell::new(VcLabel::new(0, 32 + slot), pdu, pti, false, slot)
     }
 
     /// Sends `cells` in order; returns which the link lost.

@@ -31,12 +31,14 @@ fn port(buffer: u32, ubr: DropPolicy) -> Port {
 /// The cells of one `n`-cell frame of VC `slot`.
 fn frame(slot: u16, n: u32) -> Vec<Cell> {
     (0..n)
-        .map(|i| Cell {
-            label: VcLabel::new(0, 32 + slot),
-            pdu: PduId::NONE,
-            pti: if i + 1 == n { Pti::DATA_EOF } else { Pti::DATA },
-            clp: false,
-            slot,
+        .map(|i| {
+            Cell::new(
+                VcLabel::new(0, 32 + slot),
+                PduId::NONE,
+                if i + 1 == n { Pti::DATA_EOF } else { Pti::DATA },
+                false,
+                slot,
+            )
         })
         .collect()
 }
@@ -149,7 +151,7 @@ fn test_strict_priority_serves_vbr_before_ubr() {
     let mut order = Vec::new();
     loop {
         let t = p.transmit(now);
-        order.push(t.cell.slot);
+        order.push(t.cell.slot());
         match t.next_slot {
             Some(s) => now = s,
             None => break,

@@ -184,7 +184,7 @@ mod tests {
     const UBR: usize = 3;
 
     fn queues(vbr: usize, ubr: usize) -> Vec<VecDeque<Cell>> {
-        let cell = Cell { label: VcLabel::new(0, 32), pdu: PduId::NONE, pti: Pti::DATA_EOF, clp: false, slot: 0 };
+        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, Pti::DATA_EOF, false, 0);
         let mut q = vec![VecDeque::new(); 4];
         q[VBR].extend(std::iter::repeat_n(cell, vbr));
         q[UBR].extend(std::iter::repeat_n(cell, ubr));
@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn test_round_robin_serves_vcs_in_turn_within_a_category() {
-        let cell = Cell { label: VcLabel::new(0, 32), pdu: PduId::NONE, pti: Pti::DATA_EOF, clp: false, slot: 0 };
+        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, Pti::DATA_EOF, false, 0);
         // Queues 0, 1, 3 are UBR VCs, queue 2 a VBR VC.
         let mut s = RoundRobin::new(vec![3, 3, 1, 3]);
         let mut q = vec![VecDeque::new(); 4];
@@ -265,7 +265,7 @@ mod tests {
         // VBR comes and goes; whenever UBR is backlogged, any 20 consecutive
         // slots give it at least GR * 20 = 2 (GR = 0.1).
         let mut s = GuaranteedRate::new(1, 10, UBR);
-        let cell = Cell { label: VcLabel::new(0, 32), pdu: PduId::NONE, pti: Pti::DATA_EOF, clp: false, slot: 0 };
+        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, Pti::DATA_EOF, false, 0);
         let mut q = queues(0, 100_000);
         let mut sent = Vec::new();
         for slot in 0..5000 {

@@ -448,7 +448,7 @@ impl Simulation {
             return None;
         };
         self.counts.cells_created += 1;
-        Some(Cell { label, pdu: id, pti: Pti::RM, clp: out_of_rate, slot })
+        Some(Cell::new(label, id, Pti::RM, out_of_rate, slot))
     }
 
     /// The next cell at the head of end `e`'s queue.
@@ -463,7 +463,7 @@ impl Simulation {
                     end.waiting.pop_front();
                 }
                 let pti = if last { Pti::DATA_EOF } else { Pti::DATA }; // EFCI = 0 (rule 12)
-                Some(Cell { label: end.label, pdu, pti, clp: false, slot: end.slot })
+                Some(Cell::new(end.label, pdu, pti, false, end.slot))
             }
             Waiting::Cell(_) => {
                 let Some(Waiting::Cell(cell)) = end.waiting.pop_front() else { unreachable!("matched above") };
@@ -502,7 +502,7 @@ impl Simulation {
     /// AAL5 sees it): the ABR destination notes its EFCI bit (rule 1).
     pub(super) fn data_cell_at_host(&mut self, h: HostId, vc: u32, cell: Cell) {
         if let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr {
-            self.abr_ends[e as usize].destination.on_data_cell(cell.pti.efci());
+            self.abr_ends[e as usize].destination.on_data_cell(cell.pti().efci());
         }
     }
 
@@ -531,8 +531,8 @@ impl Simulation {
         };
         match cell.carries() {
             Carries::Frame(_) | Carries::Nothing => {
-                self.abr_ends[peer as usize].destination.on_data_cell(cell.pti.efci());
-                cell.pti = cell.pti.without_efci();
+                self.abr_ends[peer as usize].destination.on_data_cell(cell.pti().efci());
+                cell = cell.with_pti(cell.pti().without_efci());
                 self.abr_ends[e as usize].push_waiting(Waiting::Cell(cell), 1);
                 self.abr_kick(e);
             }
@@ -559,7 +559,7 @@ impl Simulation {
     /// counts it (and an EFCI switch may mark it).
     #[inline]
     pub(super) fn abr_on_offer(&mut self, p: PortId, at: SimTime, mut cell: Cell) -> Cell {
-        let category = self.ports[p.idx()].vcs[cell.slot as usize].category;
+        let category = self.ports[p.idx()].vcs[cell.slot() as usize].category;
         let Some(control) = &mut self.abr_control[p.idx()] else { return cell };
         match control {
             AbrControl::Erica(erica, timer) => match category {
@@ -567,7 +567,7 @@ impl Simulation {
                     let ccr = forward_ccr(&self.rms, &cell);
                     let port = &mut self.ports[p.idx()];
                     let queue = || port.category_queued_at(ServiceCategory::Abr, at);
-                    if let Some((t, g)) = count_abr_cell(erica, timer, at, cell.slot, ccr, queue) {
+                    if let Some((t, g)) = count_abr_cell(erica, timer, at, cell.slot(), ccr, queue) {
                         self.queue.push(t, APP, Event::AbrInterval(p, g));
                     }
                 }
@@ -576,10 +576,10 @@ impl Simulation {
             },
             AbrControl::Efci { threshold, marked } => {
                 if category == ServiceCategory::Abr
-                    && cell.pti.is_user_data()
+                    && cell.pti().is_user_data()
                     && self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, at) >= *threshold
                 {
-                    cell.pti = cell.pti.with_efci();
+                    cell = cell.with_pti(cell.pti().with_efci());
                     *marked += 1;
                 }
             }
@@ -643,7 +643,7 @@ impl Simulation {
     /// `at`: queued or dropped now, counted by the port's ERICA later.
     pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
         let port = &mut self.ports[p.idx()];
-        let category = port.vcs[cell.slot as usize].category;
+        let category = port.vcs[cell.slot() as usize].category;
         let (what, queue_before) = match category {
             ServiceCategory::Abr => {
                 (Counted::Abr(forward_ccr(&self.rms, &cell)), port.category_queued_at(ServiceCategory::Abr, at))
@@ -658,7 +658,7 @@ impl Simulation {
             Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
         };
         let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
-        deferred.pending.push_back(Pending { at, slot: cell.slot, what, queue_before, departs });
+        deferred.pending.push_back(Pending { at, slot: cell.slot(), what, queue_before, departs });
         match offer {
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
             _ => self.settle_lost(cell),

@@ -319,7 +319,7 @@ impl Capture {
         pdus: &crate::pdu::PduTable<P>,
     ) -> Reassembly {
         let tap = &mut self.taps[t];
-        let slot = cell.slot as usize;
+        let slot = cell.slot() as usize;
         if tap.frames.len() <= slot {
             tap.frames.resize(slot + 1, Reassembler::new());
         }
@@ -399,8 +399,8 @@ impl Simulation {
             sport,
             dport,
             encap: sender.encapsulation,
-            vpi: cell.label.vpi,
-            vci: cell.label.vci,
+            vpi: cell.label().vpi,
+            vci: cell.label().vci,
         };
         let (mtu, rule) = (sender.mtu, sender.fragmentation);
         let content = match d.payload {

@@ -237,7 +237,7 @@ impl Simulation {
                 }
             }
         }
-        self.pdus.settle_cell(cell.pdu);
+        self.pdus.settle_cell(cell.pdu());
     }
 
     /// A reassembled datagram joins the host's input queue (or is dropped

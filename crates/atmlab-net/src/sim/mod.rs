@@ -430,7 +430,7 @@ impl Simulation {
         for i in 0..self.ports.len() {
             while let Some(cell) = self.ports[i].take_arrived_before(self.end) {
                 self.counts.cell_hops += 1;
-                let NextHop::Host { host, vc } = self.ports[i].vcs[cell.slot as usize].next else {
+                let NextHop::Host { host, vc } = self.ports[i].vcs[cell.slot() as usize].next else {
                     unreachable!("only links into hosts hold arrived cells")
                 };
                 self.host_receive(host, vc, cell);

@@ -5,8 +5,8 @@
 
 use super::{ARRIVAL, Event, SLOT, Simulation};
 use crate::atm::{Carries, Cell, NextHop, Offer, Pti, VcLabel};
-use crate::pdu::PduId;
 use crate::ids::PortId;
+use crate::pdu::PduId;
 use atmlab_engine::SimTime;
 
 impl Simulation {
@@ -35,7 +35,7 @@ impl Simulation {
             self.capture_cell(p, arrival, &cell);
         }
         let port = &self.ports[p.idx()];
-        let vc = &port.vcs[cell.slot as usize];
+        let vc = &port.vcs[cell.slot() as usize];
         if vc.eager && arrival < self.end {
             let (next, upc) = (vc.next, vc.upc);
             self.counts.cell_hops += 1;
@@ -59,7 +59,7 @@ impl Simulation {
             loop {
                 let (_, cell) = self.ports[p.idx()].take_arrival();
                 self.counts.cell_hops += 1;
-                let NextHop::Host { host, vc } = self.ports[p.idx()].vcs[cell.slot as usize].next else {
+                let NextHop::Host { host, vc } = self.ports[p.idx()].vcs[cell.slot() as usize].next else {
                     unreachable!("a link into a host carries host-bound cells")
                 };
                 self.host_receive(host, vc, cell);
@@ -74,7 +74,7 @@ impl Simulation {
         }
         let port = &mut self.ports[p.idx()];
         let (_, cell) = port.take_arrival();
-        let (hop, upc) = (port.vcs[cell.slot as usize].next, port.vcs[cell.slot as usize].upc);
+        let (hop, upc) = (port.vcs[cell.slot() as usize].next, port.vcs[cell.slot() as usize].upc);
         if let Some(t) = port.next_arrival() {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
@@ -101,9 +101,9 @@ impl Simulation {
     ) {
         let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
         if upc != crate::atm::NO_UPC {
-            match self.upcs[upc as usize].policer.police(at, cell.clp) {
+            match self.upcs[upc as usize].policer.police(at, cell.clp()) {
                 crate::atm::Policed::Pass => {}
-                crate::atm::Policed::Tag => cell.clp = true,
+                crate::atm::Policed::Tag => cell = cell.with_clp(true),
                 crate::atm::Policed::Discard => {
                     self.counts.policed += 1;
                     self.settle_lost(cell);
@@ -112,9 +112,9 @@ impl Simulation {
             }
         }
         if self.abr_switching {
-            self.enter_switch_abr(port, at, Cell { label, slot, ..cell }, link, eager);
+            self.enter_switch_abr(port, at, cell.relabelled(label, slot), link, eager);
         } else {
-            self.offer_to_port(port, at, Cell { label, slot, ..cell });
+            self.offer_to_port(port, at, cell.relabelled(label, slot));
         }
     }
 
@@ -129,14 +129,14 @@ impl Simulation {
     /// (`sim/abr.rs`, "Cells taken ahead of time").
     #[inline(never)]
     fn enter_switch_abr(&mut self, port: PortId, at: SimTime, cell: Cell, link: PortId, eager: bool) {
-        if !self.abr_control.is_empty() && cell.pti.is_rm() {
+        if !self.abr_control.is_empty() && cell.pti().is_rm() {
             if eager {
-                self.defer_backward_rm(port, cell.slot, at, cell.pdu, link);
+                self.defer_backward_rm(port, cell.slot(), at, cell.pdu(), link);
             } else {
-                self.abr_on_backward_rm(port, cell.slot, at, cell.pdu, link);
+                self.abr_on_backward_rm(port, cell.slot(), at, cell.pdu(), link);
             }
         }
-        if let Some(e) = self.ports[port.idx()].vcs[cell.slot as usize].vs {
+        if let Some(e) = self.ports[port.idx()].vcs[cell.slot() as usize].vs {
             // A VS/VD switch: the loop of this segment ends here.
             self.vs_receive(e, cell);
             return;
@@ -173,12 +173,12 @@ impl Simulation {
         if self.abr_control.is_empty() {
             for i in 1..=cells {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-                self.offer_to_port(p, now, Cell { label, pdu, pti, clp: false, slot });
+                self.offer_to_port(p, now, Cell::new(label, pdu, pti, false, slot));
             }
         } else {
             for i in 1..=cells {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-                self.offer_at_controlled(p, now, Cell { label, pdu, pti, clp: false, slot });
+                self.offer_at_controlled(p, now, Cell::new(label, pdu, pti, false, slot));
             }
         }
     }

@@ -370,7 +370,7 @@ impl Simulation {
             let port = host.port.expect("a host with a VC has a link");
             let vc = &host.vcs[from.vc as usize];
             let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
-            let cell = Cell { label: vc.label, pdu: PduId::NONE, pti, clp: false, slot: vc.slot };
+            let cell = Cell::new(vc.label, PduId::NONE, pti, false, vc.slot);
             self.counts.cells_created += 1;
             self.counts.raw_created += 1;
             self.offer_at(port, due, cell);
