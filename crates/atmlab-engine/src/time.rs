@@ -100,6 +100,10 @@ impl Duration {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / PS_PER_S as f64
     }
+    /// Whole milliseconds in this span (rounded down).
+    pub const fn as_millis(self) -> u64 {
+        self.0 / 1_000_000_000
+    }
     /// Whether the span is empty.
     pub const fn is_zero(self) -> bool {
         self.0 == 0

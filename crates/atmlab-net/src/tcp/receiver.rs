@@ -235,10 +235,7 @@ impl TcpReceiver {
         self.stats.segments_received += 1;
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
-            if end >= self.rack && self.rack_cnt >= mss && self.rack_abs_max > 2 * mss {
-                self.rack_abs_max -= mss;
-            }
-            self.rack_cur_max = mss;
+            self.solaris_fall_back(end >= self.rack);
             self.ack_now(out);
         } else if start <= self.rcv_nxt {
             let unacked_before = self.rcv_nxt - self.rack;
@@ -327,16 +324,21 @@ impl TcpReceiver {
         if !self.delack_pending {
             return;
         }
-        if self.solaris() {
-            let mss = u64::from(self.cfg.mss);
-            if self.rcv_nxt - self.rack > mss {
-                if self.rack_cnt >= mss && self.rack_abs_max > 2 * mss {
-                    self.rack_abs_max -= mss;
-                }
-                self.rack_cur_max = mss;
-            }
+        if self.solaris() && self.rcv_nxt - self.rack > u64::from(self.cfg.mss) {
+            self.solaris_fall_back(true);
         }
         self.ack_now(out);
+    }
+
+    /// Solaris's rule when its ACKs came too late: the limit falls back to
+    /// one MSS and, if `shrink` and at least one MSS arrived since the last
+    /// ACK, the cap by one MSS (down to two).
+    fn solaris_fall_back(&mut self, shrink: bool) {
+        let mss = u64::from(self.cfg.mss);
+        if shrink && self.rack_cnt >= mss && self.rack_abs_max > 2 * mss {
+            self.rack_abs_max -= mss;
+        }
+        self.rack_cur_max = mss;
     }
 
     fn window_field(&self) -> u16 {

@@ -144,7 +144,7 @@ impl RttEstimator {
             rttvar_s: 0.0,
             // tcp_open: tcp_rto = tcp_rexmit_interval_initial; tcp_rtt_mt =
             // 0; tcp_rtt_nt = lbolt ("Sample the rtt of the first ACK").
-            sol_rto: (cfg.initial_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64,
+            sol_rto: cfg.initial_rto.as_millis() as i64,
             sol_mt: 0,
             sol_nt: i64::MIN,
         }
@@ -202,8 +202,8 @@ impl RttEstimator {
                 self.sol_mt = 0;
             }
         }
-        let min = (self.cfg.min_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
-        let max = (self.cfg.max_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
+        let min = self.cfg.min_rto.as_millis() as i64;
+        let max = self.cfg.max_rto.as_millis() as i64;
         if self.sol_rto < min {
             self.sol_rto = min;
         } else if self.sol_rto > max {

@@ -15,7 +15,7 @@ use super::rtt::{RtoAlgorithm, RttEstimator, solaris_ms_to_ticks};
 use super::scoreboard::Scoreboard;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
 use super::{BackoffReset, SocketConfig, TcpConfig, TcpVariant};
-use atmlab_engine::{Duration, SimTime};
+use atmlab_engine::SimTime;
 use std::collections::BTreeMap;
 
 /// 4.4BSD's mbuf cluster size (`param.h`), the default send low-water mark.
@@ -828,10 +828,16 @@ impl TcpSender {
         self.sol_sent.insert(seq, (seq + len, now));
     }
 
+    /// When the oldest unacknowledged segment was last sent (its
+    /// `b_prev`).
+    fn solaris_oldest_sent(&self) -> Option<SimTime> {
+        self.sol_sent.range(..=self.snd_una).next_back().map(|(_, &(_, t))| t)
+    }
+
     /// `tcp_rput` on an ACK of new data: the sample is `lbolt - b_prev` of
     /// the oldest unacknowledged segment, if the ACK passes `tcp_csuna`.
     fn solaris_sample(&mut self, now: SimTime, ack: u64) {
-        let head = self.sol_sent.range(..=self.snd_una).next_back().map(|(_, &(_, t))| t);
+        let head = self.solaris_oldest_sent();
         let sample = if ack > self.sol_csuna {
             self.sol_csuna = ack;
             head.map(|t| self.lbolt(now) - self.lbolt(t))
@@ -858,10 +864,10 @@ impl TcpSender {
         if self.snd_una >= self.snd_max {
             return; // nothing to retransmit: the timer is not restarted
         }
-        let head = self.sol_sent.range(..=self.snd_una).next_back().map_or(now, |(_, &(_, t))| t);
+        let head = self.solaris_oldest_sent().unwrap_or(now);
         let wait = solaris_ms_to_ticks(self.rtt.solaris_rto_ms()) - (self.lbolt(now) - self.lbolt(head));
         if wait > 0 {
-            self.sol_interval = wait * (self.cfg.rto.tick.as_ps() / Duration::from_ms(1).as_ps()) as i64;
+            self.sol_interval = wait * self.cfg.rto.tick.as_millis() as i64;
             self.solaris_arm_ms(now, self.sol_interval);
             return;
         }
@@ -871,7 +877,7 @@ impl TcpSender {
             self.cwnd = self.mss;
         }
         self.enter_loss();
-        let max = (self.cfg.rto.max_rto.as_ps() / Duration::from_ms(1).as_ps()) as i64;
+        let max = self.cfg.rto.max_rto.as_millis() as i64;
         self.sol_interval = (self.sol_interval.max(self.rtt.solaris_rto_ms()) * 2).min(max);
         let interval = self.sol_interval;
         self.solaris_arm_ms(now, interval);
