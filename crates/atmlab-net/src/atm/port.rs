@@ -37,6 +37,21 @@
 //! give the same departures, drops and statistics (`sim/tests.rs` checks that
 //! whole runs are identical); pipelined is just cheaper. The mode is chosen
 //! by [`Port::finalize`] once all VCs are known.
+//!
+//! ## Slots run late
+//!
+//! A slotted port's slot event does nothing the rest of the network can
+//! see before the cell it sends reaches the far end of the link, a cell
+//! time and the propagation delay later. So with event elision on
+//! ([`set_lazy`](Port::set_lazy)) a slotted port has no event per slot: its
+//! slots run when the port is next touched (a cell offered, a controller or
+//! probe reading its queue, the end of the run), each with the time it
+//! starts, in order, and one wake-up event per busy stretch runs those due
+//! just before the first unrun slot's cell would arrive. Whoever touches the
+//! port at `t` first runs the slots that start before `t` (at `t` too if it
+//! comes after slots in the order of simultaneous events, as a probe does),
+//! so the port is seen, and decides, exactly as with an event per slot: on a
+//! long link that is hundreds of slots per event instead of one.
 
 use super::category::ServiceCategory;
 use super::cell::{CELL_SIZE, Carries, Cell, VcLabel};
@@ -244,6 +259,11 @@ pub enum Offer {
     Dropped(DropReason),
 }
 
+/// A slotted port runs its slots late only if its cells take at least this
+/// many slot times to reach the far end of its link (see
+/// [`Port::set_lazy`]).
+pub const LAZY_SLOTS: u64 = 2;
+
 /// How a port computes departures (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -372,6 +392,11 @@ pub struct Port {
     categories: u8,
     /// One queue per VC (`config.queueing` is `PerVc`).
     per_vc_queues: bool,
+    /// Slotted, its slots run when the port is next touched (see the
+    /// module docs, "Slots run late").
+    lazy: bool,
+    /// Lazy: a wake-up event is pending.
+    wake_pending: bool,
     queue_of: [u8; 4],
     pool_of: [u8; 4],
     max_queued: u32,
@@ -458,6 +483,8 @@ impl Port {
             head: SlotPos::default(),
             cell_time: rate.cell_time(),
             busy: false,
+            lazy: false,
+            wake_pending: false,
             last_tx: SimTime::MAX,
             accepted: 0,
             wait_area: 0,
@@ -709,7 +736,11 @@ impl Port {
                         } else {
                             self.busy = true;
                             self.grid.seek(&mut self.tail, now);
-                            Offer::Queued { wake: Some(self.grid.boundary(&self.tail)) }
+                            if self.lazy {
+                                Offer::Queued { wake: self.arm_wake() }
+                            } else {
+                                Offer::Queued { wake: Some(self.grid.boundary(&self.tail)) }
+                            }
                         }
                     }
                 }
@@ -778,6 +809,58 @@ impl Port {
             None
         };
         Transmission { arrival, cell, next_slot }
+    }
+
+    /// Makes a slotted port run its slots late, when it is next touched
+    /// (`lazy`), or at their own events; a pipelined port has no slots to
+    /// run. Call before the port carries traffic.
+    ///
+    /// Only a port whose cells take at least [`LAZY_SLOTS`] slots to reach
+    /// the far end runs late: on a shorter link a wake-up would run about
+    /// one slot, and cost more than the slot's own event.
+    pub fn set_lazy(&mut self, lazy: bool) {
+        let reach = (self.cell_time + self.delay).as_ps();
+        let slot = self.rate.cell_time().as_ps();
+        self.lazy = lazy && self.mode == PortMode::Slotted && reach >= LAZY_SLOTS * slot;
+    }
+
+    /// Whether the port runs its slots late.
+    #[inline]
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// A lazy port's next slot, if the port is busy and the slot starts
+    /// before `t` (or at `t`, if `inclusive`): the caller runs it with
+    /// [`transmit`](Self::transmit) before it looks at or changes the port
+    /// at `t`.
+    #[inline]
+    pub fn slot_due(&self, t: SimTime, inclusive: bool) -> Option<SimTime> {
+        if !(self.lazy && self.busy) {
+            return None;
+        }
+        let s = self.grid.boundary(&self.tail);
+        (s < t || (inclusive && s == t)).then_some(s)
+    }
+
+    /// A lazy port's wake-up, if it is busy and none is pending: the latest
+    /// instant its next slot may still run, just before that slot's cell
+    /// reaches the far end of the link (nothing outside the port can have
+    /// seen the slot by then).
+    #[inline]
+    pub fn arm_wake(&mut self) -> Option<SimTime> {
+        if !self.lazy || !self.busy || self.wake_pending {
+            return None;
+        }
+        self.wake_pending = true;
+        let lag = (self.cell_time + self.delay).as_ps() - 1;
+        Some(self.grid.boundary(&self.tail).saturating_add(Duration::from_ps(lag)))
+    }
+
+    /// A lazy port's wake-up event is being handled.
+    #[inline]
+    pub fn woken(&mut self) {
+        self.wake_pending = false;
     }
 
     /// Sets the loss model of the port's link.

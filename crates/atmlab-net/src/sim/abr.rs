@@ -741,7 +741,10 @@ impl Simulation {
         let queue = match self.deferred.get_mut(p.idx()) {
             Some(Some(d)) if self.ports[p.idx()].carries_category(ServiceCategory::Abr) => d.queue_at(now),
             Some(Some(_)) => 0,
-            _ => self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now),
+            _ => {
+                self.run_slots(p, now, false);
+                self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now)
+            }
         };
         let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else { return };
         match timer.fire(now, generation) {

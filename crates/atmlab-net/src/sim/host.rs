@@ -295,6 +295,7 @@ impl Simulation {
         let (cells, model) = (head.cells, host.model);
         if host.tx_phase == TxPhase::Header {
             if let Some(cap) = model.adapter_buffer {
+                self.run_slots(port, self.now, false);
                 let queued = self.ports[port.idx()].queued_at(self.now);
                 let excess = (queued + cells).saturating_sub(cap);
                 if excess > 0 {

@@ -18,7 +18,7 @@
 //! | `AbrTrailing(e, g)` | 1 | ABR end `e`'s trailing FRM, if it is still idle |
 //! | `AbrOutOfRate(e, g)` | 1 | ABR end `e`'s next out-of-rate RM cell (ACR below TCR) |
 //! | `AbrInterval(p, g)` | 1 | port `p`'s ERICA averaging interval reaches its time bound |
-//! | `PortSlot(p)` | 2 | port `p` starts sending a cell |
+//! | `PortSlot(p)` | 2 | port `p` starts sending a cell (or, if it runs its slots late, the slots due by now run) |
 //! | `Probe(i)` | 3 | probe `i` takes a sample |
 //!
 //! At equal times lower classes run first: every cell that arrives at an
@@ -365,6 +365,7 @@ impl Simulation {
         }
         for (i, port) in b.ports.iter_mut().enumerate() {
             port.set_to_host(elide && matches!(b.port_peer[i], NodeRef::Host(_)));
+            port.set_lazy(elide);
             for vc in &mut port.vcs {
                 vc.eager = matches!(vc.next, NextHop::Port { port: q, .. } if eager_target[q.idx()]);
             }
@@ -419,6 +420,11 @@ impl Simulation {
         self.advance(self.end);
         if let Some(why) = self.stopped.take() {
             return Err(SimulationError::Limit(why));
+        }
+        // Slots run late (a port's, `atm/port.rs`) that start before the end
+        // run now: their cells reach the far end after it.
+        for p in 0..self.ports.len() {
+            self.run_slots(PortId(p as u32), self.end, false);
         }
         self.catch_up_all();
         self.now = self.end;

@@ -12,11 +12,33 @@ use atmlab_engine::SimTime;
 impl Simulation {
     #[inline]
     pub(super) fn on_port_slot(&mut self, p: PortId) {
+        if self.ports[p.idx()].is_lazy() {
+            // A wake-up: the slots due by now run, and the next wake-up is
+            // set if the port is still busy.
+            self.ports[p.idx()].woken();
+            self.run_slots(p, self.now, true);
+            if let Some(w) = self.ports[p.idx()].arm_wake() {
+                self.queue.push(w, SLOT, Event::PortSlot(p));
+            }
+            return;
+        }
         let tx = self.ports[p.idx()].transmit(self.now);
         if let Some(s) = tx.next_slot {
             self.queue.push(s, SLOT, Event::PortSlot(p));
         }
         self.put_on_link(p, tx.arrival, tx.cell);
+    }
+
+    /// Runs the slots of port `p` (if it runs them late) that start before
+    /// `t`, or at `t` too if `inclusive` (for a reader that comes after slot
+    /// events at `t`): the port is then as it would be at `t` with an event
+    /// per slot (`atm/port.rs`, "Slots run late").
+    #[inline]
+    pub(super) fn run_slots(&mut self, p: PortId, t: SimTime, inclusive: bool) {
+        while let Some(s) = self.ports[p.idx()].slot_due(t, inclusive) {
+            let tx = self.ports[p.idx()].transmit(s);
+            self.put_on_link(p, tx.arrival, tx.cell);
+        }
     }
 
     /// A cell leaves port `p` and will reach the far end at `arrival`.
@@ -189,12 +211,14 @@ impl Simulation {
     /// it back across the two stores stalls (20 % of `atmlab bench`'s LAN).
     #[inline(never)]
     fn offer_at_controlled(&mut self, p: PortId, at: SimTime, cell: Cell) {
+        self.run_slots(p, at, false);
         let cell = self.abr_on_offer(p, at, cell);
         self.offer_to_port(p, at, cell);
     }
 
     #[inline]
     fn offer_to_port(&mut self, p: PortId, at: SimTime, cell: Cell) {
+        self.run_slots(p, at, false);
         match self.ports[p.idx()].offer(at, cell) {
             Offer::Queued { wake: Some(t) } => self.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}

@@ -298,6 +298,11 @@ impl Simulation {
     /// Probe `i` takes its sample now and schedules the next.
     pub(super) fn on_probe(&mut self, i: u32) {
         let now = self.now;
+        if let ProbeTarget::Port(q, _) = self.probes[i as usize].spec.target {
+            // A port that runs its slots late runs those due: probes come
+            // after slots at an instant.
+            self.run_slots(q, now, true);
+        }
         let probe = &mut self.probes[i as usize];
         let value = match probe.spec.target {
             ProbeTarget::Conn(c, q) => {
