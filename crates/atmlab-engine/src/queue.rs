@@ -24,6 +24,14 @@
 //! right after taking one, so [`pop_before`](EventQueue::pop_before) leaves a
 //! *hole* at the root and the next push drops into it with one sift-down,
 //! instead of a removal and an insertion.
+//!
+//! Events further ahead than a window (timers, cells a link delay away) wait
+//! outside the heap in a list in no order, and are moved into it when the
+//! heap runs dry; every event in the heap is earlier than every event in
+//! the list, so the order is the heap's alone. The heap then holds the ~70
+//! events of the next few milliseconds of the 97-0177 WAN instead of ~200,
+//! one level less to sift through (wall time -3 to -5 %, 1 % fewer
+//! instructions: the saving is mostly in cache lines).
 
 use crate::time::SimTime;
 
@@ -56,10 +64,20 @@ impl<E> Entry<E> {
     }
 }
 
+/// Events this far ahead of the earliest one wait outside the heap (see the
+/// module docs): 5 ms, past the next cells of a run but mostly short of its
+/// timers and of what a WAN link's delay puts ahead. (1 ms and 0.2 ms were
+/// measured too: 0.2 ms was slower than no window on the 97-0177 WAN.)
+const WINDOW_PS: u64 = 5_000_000_000;
+
 /// A priority queue of events of type `E` in `(time, class, tie)` order.
 pub struct EventQueue<E: Copy> {
     heap: Vec<Entry<E>>,
     hole: bool,
+    /// Every event at or after `horizon`, in no order; every event in the
+    /// heap is before it.
+    far: Vec<Entry<E>>,
+    horizon: u64,
     seq: u64,
     pushed: u64,
     /// The time of the last event taken: nothing may be scheduled before it
@@ -78,7 +96,15 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(256), hole: false, seq: 0, pushed: 0, floor: 0 }
+        EventQueue {
+            heap: Vec::with_capacity(256),
+            hole: false,
+            far: Vec::with_capacity(256),
+            horizon: WINDOW_PS,
+            seq: 0,
+            pushed: 0,
+            floor: 0,
+        }
     }
 
     /// Schedules `event` at `time`; ties at equal `(time, class)` run FIFO.
@@ -103,7 +129,9 @@ impl<E: Copy> EventQueue<E> {
         self.pushed += 1;
         let key = (u64::from(class.0) << TIE_BITS) | tie;
         let e = Entry { order: (u128::from(time.as_ps()) << 64) | u128::from(key), event };
-        if self.hole {
+        if time.as_ps() >= self.horizon {
+            self.far.push(e);
+        } else if self.hole {
             self.hole = false;
             self.heap[0] = e;
             self.sift_down(0);
@@ -131,6 +159,9 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         self.fill_hole();
+        if self.heap.is_empty() {
+            self.refill();
+        }
         let top = self.heap.first()?;
         if top.time() >= limit.as_ps() {
             return None;
@@ -138,6 +169,24 @@ impl<E: Copy> EventQueue<E> {
         self.hole = true;
         self.floor = top.time();
         Some((SimTime::from_ps(top.time()), top.event))
+    }
+
+    /// The heap is empty: moves the far events within a window of the
+    /// earliest into it.
+    #[cold]
+    fn refill(&mut self) {
+        let Some(first) = self.far.iter().map(Entry::time).min() else { return };
+        self.horizon = first.saturating_add(WINDOW_PS);
+        let mut i = 0;
+        while i < self.far.len() {
+            if self.far[i].time() < self.horizon {
+                let e = self.far.swap_remove(i);
+                self.heap.push(e);
+                self.sift_up(self.heap.len() - 1);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Removes and returns the earliest event.
@@ -148,17 +197,20 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.fill_hole();
+        if self.heap.is_empty() {
+            self.refill();
+        }
         self.heap.first().map(|e| SimTime::from_ps(e.time()))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.hole)
+        self.heap.len() - usize::from(self.hole) + self.far.len()
     }
 
     /// Entries allocated for events.
     pub fn capacity(&self) -> usize {
-        self.heap.capacity()
+        self.heap.capacity() + self.far.capacity()
     }
 
     /// Whether no event is pending.
@@ -268,6 +320,30 @@ mod tests {
     }
 
     proptest! {
+        /// The same with times spread over several windows (multiples of a
+        /// sixteenth of one, so that ties are frequent), so that events go
+        /// to the far list and come back.
+        #[test]
+        fn prop_matches_a_sorted_reference_across_windows(ops in proptest::collection::vec((0u64..50, 0u8..3, proptest::bool::ANY), 0..300)) {
+            let mut q: EventQueue<usize> = EventQueue::new();
+            let mut reference: Vec<(u64, u8, usize)> = Vec::new();
+            let mut now = 0;
+            for (i, (dt, class, pop)) in ops.iter().enumerate() {
+                if *pop {
+                    reference.sort();
+                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
+                    let got = q.pop().map(|(t, i)| (t.as_ps(), ops[i].1, i));
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _, _)) = want { now = t; }
+                } else {
+                    let t = now + dt * (WINDOW_PS / 16);
+                    q.push(SimTime::from_ps(t), EventClass(*class), i);
+                    reference.push((t, *class, i));
+                }
+                prop_assert_eq!(q.len(), reference.len());
+            }
+        }
+
         /// Random interleavings of pushes and pops give the sorted order a
         /// reference model gives.
         #[test]
