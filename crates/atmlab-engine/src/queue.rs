@@ -319,52 +319,46 @@ mod tests {
         assert_eq!(q.peek_time(), None);
     }
 
+    /// Runs `ops` (a time step, a class, push or pop) on a queue and on a
+    /// sorted reference, time steps scaled by `unit`: the queue must give
+    /// the reference's order and count at every step.
+    fn matches_a_sorted_reference(ops: &[(u64, u8, bool)], unit: u64) -> Result<(), TestCaseError> {
+        let mut q: EventQueue<usize> = EventQueue::new();
+        let mut reference: Vec<(u64, u8, usize)> = Vec::new();
+        let mut now = 0;
+        for (i, (dt, class, pop)) in ops.iter().enumerate() {
+            if *pop {
+                reference.sort();
+                let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
+                let got = q.pop().map(|(t, i)| (t.as_ps(), ops[i].1, i));
+                prop_assert_eq!(got, want);
+                if let Some((t, _, _)) = want {
+                    now = t;
+                }
+            } else {
+                let t = now + dt * unit; // never in the past, as in a simulation
+                q.push(SimTime::from_ps(t), EventClass(*class), i);
+                reference.push((t, *class, i));
+            }
+            prop_assert_eq!(q.len(), reference.len());
+        }
+        Ok(())
+    }
+
     proptest! {
+        /// Random interleavings of pushes and pops give the sorted order a
+        /// reference model gives.
+        #[test]
+        fn prop_matches_a_sorted_reference(ops in proptest::collection::vec((0u64..50, 0u8..3, proptest::bool::ANY), 0..300)) {
+            matches_a_sorted_reference(&ops, 1)?;
+        }
+
         /// The same with times spread over several windows (multiples of a
         /// sixteenth of one, so that ties are frequent), so that events go
         /// to the far list and come back.
         #[test]
         fn prop_matches_a_sorted_reference_across_windows(ops in proptest::collection::vec((0u64..50, 0u8..3, proptest::bool::ANY), 0..300)) {
-            let mut q: EventQueue<usize> = EventQueue::new();
-            let mut reference: Vec<(u64, u8, usize)> = Vec::new();
-            let mut now = 0;
-            for (i, (dt, class, pop)) in ops.iter().enumerate() {
-                if *pop {
-                    reference.sort();
-                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
-                    let got = q.pop().map(|(t, i)| (t.as_ps(), ops[i].1, i));
-                    prop_assert_eq!(got, want);
-                    if let Some((t, _, _)) = want { now = t; }
-                } else {
-                    let t = now + dt * (WINDOW_PS / 16);
-                    q.push(SimTime::from_ps(t), EventClass(*class), i);
-                    reference.push((t, *class, i));
-                }
-                prop_assert_eq!(q.len(), reference.len());
-            }
-        }
-
-        /// Random interleavings of pushes and pops give the sorted order a
-        /// reference model gives.
-        #[test]
-        fn prop_matches_a_sorted_reference(ops in proptest::collection::vec((0u64..50, 0u8..3, proptest::bool::ANY), 0..300)) {
-            let mut q: EventQueue<usize> = EventQueue::new();
-            let mut reference: Vec<(u64, u8, usize)> = Vec::new();
-            let mut now = 0;
-            for (i, (dt, class, pop)) in ops.iter().enumerate() {
-                if *pop {
-                    reference.sort();
-                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
-                    let got = q.pop().map(|(t, i)| (t.as_ps(), ops[i].1, i));
-                    prop_assert_eq!(got, want);
-                    if let Some((t, _, _)) = want { now = t; }
-                } else {
-                    let t = now + dt; // never in the past, as in a simulation
-                    q.push(SimTime::from_ps(t), EventClass(*class), i);
-                    reference.push((t, *class, i));
-                }
-            }
-            prop_assert_eq!(q.len(), reference.len());
+            matches_a_sorted_reference(&ops, WINDOW_PS / 16)?;
         }
     }
 }

@@ -19,7 +19,8 @@
 //! * **Slots.** The port is slotted: it starts a cell only at a slot boundary
 //!   of its [`SlotClock`] (epoch `t = 0`), as a SONET/SDH transmitter fills
 //!   empty slots with idle cells. A busy port has exactly one pending
-//!   slot event; an idle port has none.
+//!   slot event; an idle port has none. (A port that runs its slots late
+//!   has at most one pending wake-up instead: below.)
 //! * **Channel.** The link is a fixed-delay FIFO: a cell sent in slot `k`
 //!   arrives at the far end at `b_k + cell_time + delay`. Only the head of the
 //!   channel has an event in the queue.
