@@ -80,11 +80,14 @@ pub struct EventQueue<E: Copy> {
     horizon: u64,
     seq: u64,
     pushed: u64,
-    /// The time of the last event taken: nothing may be scheduled before it
-    /// (a past event would turn the clock back and corrupt the run; the
-    /// check costs nothing measurable in `atmlab bench`, and its panic
-    /// becomes the run's internal error at the Python boundary).
-    floor: u64,
+    /// The time and class of the last event taken (`time << 64 | class <<
+    /// 56`): nothing may be scheduled before it, at an earlier time or at
+    /// the same time in an earlier class (a past event would turn the clock
+    /// back, and one of an earlier class at the same instant would run
+    /// after events it should precede: either corrupts the run; the check
+    /// costs nothing measurable in `atmlab bench`, and its panic becomes
+    /// the run's internal error at the Python boundary).
+    floor: u128,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -125,10 +128,10 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline]
     fn insert(&mut self, time: SimTime, class: EventClass, tie: u64, event: E) {
-        assert!(time.as_ps() >= self.floor, "an event scheduled in the past: {time:?}");
         self.pushed += 1;
         let key = (u64::from(class.0) << TIE_BITS) | tie;
         let e = Entry { order: (u128::from(time.as_ps()) << 64) | u128::from(key), event };
+        assert!(e.order >= self.floor, "an event scheduled in the past: {time:?} in class {}", class.0);
         if time.as_ps() >= self.horizon {
             self.far.push(e);
         } else if self.hole {
@@ -167,7 +170,7 @@ impl<E: Copy> EventQueue<E> {
             return None;
         }
         self.hole = true;
-        self.floor = top.time();
+        self.floor = top.order & !u128::from(TIE_MASK);
         Some((SimTime::from_ps(top.time()), top.event))
     }
 
@@ -309,6 +312,16 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "scheduled in the past")]
+    fn test_an_earlier_class_at_the_time_just_taken_is_refused() {
+        let mut q = EventQueue::new();
+        q.push(SimTime::from_ps(5), EventClass(2), ());
+        q.pop();
+        q.push(SimTime::from_ps(5), EventClass(2), ()); // the same class: later, fine
+        q.push(SimTime::from_ps(5), EventClass(1), ());
+    }
+
+    #[test]
     fn test_pop_before_respects_limit() {
         let mut q = EventQueue::new();
         q.push(SimTime::from_ps(10), EventClass(0), ());
@@ -325,20 +338,25 @@ mod tests {
     fn matches_a_sorted_reference(ops: &[(u64, u8, bool)], unit: u64) -> Result<(), TestCaseError> {
         let mut q: EventQueue<usize> = EventQueue::new();
         let mut reference: Vec<(u64, u8, usize)> = Vec::new();
-        let mut now = 0;
+        let (mut now, mut now_class) = (0, 0);
+        let mut classes = vec![0; ops.len()];
         for (i, (dt, class, pop)) in ops.iter().enumerate() {
             if *pop {
                 reference.sort();
                 let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
-                let got = q.pop().map(|(t, i)| (t.as_ps(), ops[i].1, i));
+                let got = q.pop().map(|(t, i)| (t.as_ps(), classes[i], i));
                 prop_assert_eq!(got, want);
-                if let Some((t, _, _)) = want {
-                    now = t;
+                if let Some((t, c, _)) = want {
+                    (now, now_class) = (t, c);
                 }
             } else {
-                let t = now + dt * unit; // never in the past, as in a simulation
-                q.push(SimTime::from_ps(t), EventClass(*class), i);
-                reference.push((t, *class, i));
+                // Never in the past, as in a simulation: not before the
+                // event taken last, nor in an earlier class at its time.
+                let t = now + dt * unit;
+                let class = if t == now { (*class).max(now_class) } else { *class };
+                classes[i] = class;
+                q.push(SimTime::from_ps(t), EventClass(class), i);
+                reference.push((t, class, i));
             }
             prop_assert_eq!(q.len(), reference.len());
         }
