@@ -905,6 +905,21 @@ impl Port {
         }
     }
 
+    /// Of the cells [`queued_at`](Self::queued_at) counts at `now`, those
+    /// whose slot starts exactly at `now`: for a reader that comes after the
+    /// slots of an instant (a probe), they are sent, as a slotted port's slot
+    /// event at `now` has sent its cell by then. (A slotted port's reader has
+    /// run that slot: 0.)
+    pub fn starting_at(&mut self, now: SimTime) -> u32 {
+        match self.mode {
+            PortMode::Slotted => 0,
+            PortMode::Pipelined => {
+                let queued = self.pipeline_queued(now);
+                u32::from(queued > 0 && self.grid.boundary(&self.head) == now)
+            }
+        }
+    }
+
     /// Whether the port has VCs of `category`.
     #[inline]
     pub fn carries_category(&self, category: ServiceCategory) -> bool {

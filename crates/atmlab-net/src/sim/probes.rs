@@ -353,8 +353,12 @@ impl Simulation {
                 let port = &mut self.ports[q.idx()];
                 match pq {
                     PortQuantity::Erica(_) => unreachable!("matched above"),
-                    PortQuantity::CategoryQueue(cat) => f64::from(port.category_queued_at(cat, now)),
-                    PortQuantity::Queue => f64::from(port.queued_at(now)),
+                    // Probes come after slots at an instant: a cell whose
+                    // slot starts now has left the queue.
+                    PortQuantity::CategoryQueue(cat) => {
+                        f64::from(port.category_queued_at(cat, now).saturating_sub(port.starting_at(now)))
+                    }
+                    PortQuantity::Queue => f64::from(port.queued_at(now) - port.starting_at(now)),
                     PortQuantity::Drops => probe.delta(port.dropped()) as f64,
                     PortQuantity::Utilization => {
                         // Cells started over slots started in the interval:

@@ -370,6 +370,13 @@ fn test_slotted_ports_running_their_slots_late_give_the_reference_run() {
             let target = ProbeTarget::Port(q, kind.of_port().unwrap());
             b.add_probe(ProbeSpec { name: kind.name().into(), target, interval: cells(1000) });
         }
+        // A probed port takes no cell ahead of time: the bottleneck's cells
+        // for dst0 reach sw2 by arrival events, which a slot run late must
+        // still schedule before their time (the queue refuses an event of
+        // an earlier class at the instant it has reached).
+        let dst0 = NodeRef::Host(crate::ids::HostId(1));
+        let target = ProbeTarget::Port(b.port_toward(sw2, dst0).unwrap(), PortQuantity::Queue);
+        b.add_probe(ProbeSpec { name: "dst0".into(), target, interval: cells(1000) });
     };
     for (gr, policy) in [(None, DropPolicy::default()), (Some((1, 10)), sd)] {
         let run = |elide| with_vbr_on(gr, Duration::from_ms(50), 1, elide, policy, rate, cells(1000), probed);
