@@ -1017,6 +1017,23 @@ impl Port {
         self.channel.front().map(|(t, _)| *t)
     }
 
+    /// No cell put on the link from `now` on reaches the far end before
+    /// this, and of the cells on it none that the far end acts on at once
+    /// (every cell into a switch; a frame end or an RM cell into a host)
+    /// arrives before it either: the far end hears nothing new from this
+    /// link until then. A cell the port sends from now on starts in a slot
+    /// at or after `now`, except the slots of a port that runs them late
+    /// (`arm_wake` runs those before their cells arrive).
+    pub fn quiet_until(&self, now: SimTime) -> SimTime {
+        let first_slot = match self.slot_due(now, true) {
+            Some(s) => s.min(now),
+            None => now,
+        };
+        let unsent = first_slot.saturating_add(self.cell_time).saturating_add(self.delay);
+        let on_link = if self.to_host { self.due.front() } else { self.channel.front().map(|(t, _)| t) };
+        on_link.map_or(unsent, |&t| t.min(unsent))
+    }
+
     /// Into a host: the frame end or RM cell that was due has been taken;
     /// returns the arrival time of the next one, if any.
     #[inline]

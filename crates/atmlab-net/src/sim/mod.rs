@@ -121,6 +121,9 @@ pub struct Simulation {
     meta: RunMeta,
     now: SimTime,
     end: SimTime,
+    /// The end of the stretch [`advance`](Self::advance) is running: no
+    /// event at or after it runs before the caller asks again.
+    until: SimTime,
     queue: EventQueue<Event>,
     ports: Vec<Port>,
     port_is_switch: Vec<bool>,
@@ -189,11 +192,14 @@ struct Counts {
     policed: u64,
     /// RM cells that ended at a VS/VD switch (turned around or absorbed).
     rm_absorbed: u64,
+    /// In-rate slots ABR sources ran ahead, without an event of their own.
+    abr_ahead: u64,
 }
 
 impl Simulation {
     fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
         Self::plan(&mut b);
+        let elide = b.event_elision;
         let abr_controls = std::mem::take(&mut b.abr_controls);
         let abr_switching = !abr_controls.is_empty() || !b.vs_vd.is_empty();
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
@@ -201,6 +207,7 @@ impl Simulation {
             meta,
             now: SimTime::ZERO,
             end: SimTime::ZERO + duration,
+            until: SimTime::ZERO,
             queue: EventQueue::new(),
             ports: b.ports,
             port_is_switch,
@@ -258,6 +265,7 @@ impl Simulation {
         }
         sim.start_abr_control(abr_controls);
         sim.start_deferred();
+        sim.start_abr_ahead(elide);
         sim
     }
 
@@ -383,6 +391,12 @@ impl Simulation {
         self.footprint()
     }
 
+    /// In-rate slots that ABR sources ran ahead so far, without an event of
+    /// their own (`sim/abr.rs`, "Sending ahead").
+    pub fn abr_slots_ahead(&self) -> u64 {
+        self.counts.abr_ahead
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
@@ -451,6 +465,7 @@ impl Simulation {
     /// reports why).
     pub fn advance(&mut self, until: SimTime) {
         let until = until.min(self.end);
+        self.until = until;
         if self.stopped.is_some() {
             return;
         }

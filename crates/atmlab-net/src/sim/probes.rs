@@ -282,6 +282,11 @@ impl Probe {
         Probe { spec, next: 0, last: 0, last_slots: 0, times_ps: Vec::new(), values: Vec::new() }
     }
 
+    /// When the next sample is taken (`SimTime::MAX`: never).
+    pub fn next_at(&self) -> SimTime {
+        self.spec.interval.checked_mul(self.next).and_then(|d| SimTime::ZERO.checked_add(d)).unwrap_or(SimTime::MAX)
+    }
+
     /// A counter's increase since the previous sample (0 at the first).
     fn delta(&mut self, total: u64) -> u64 {
         let d = total - std::mem::replace(&mut self.last, total);
@@ -374,7 +379,8 @@ impl Simulation {
         probe.times_ps.push(now.as_ps());
         probe.values.push(value);
         probe.next += 1;
-        if let Some(t) = probe.spec.interval.checked_mul(probe.next).and_then(|d| SimTime::ZERO.checked_add(d)) {
+        let t = probe.next_at();
+        if t != SimTime::MAX {
             self.queue.push(t, PROBE, Event::Probe(i));
         }
     }

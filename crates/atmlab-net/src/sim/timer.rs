@@ -45,6 +45,12 @@ impl LazyTimer {
         }
     }
 
+    /// When the timer's pending event fires, if it has one (it may only
+    /// re-arm then: the deadline is at or after it).
+    pub fn pending(&self) -> Option<SimTime> {
+        self.armed
+    }
+
     /// An event of this timer with `generation` fired at `now`.
     pub fn fire(&mut self, now: SimTime, generation: u32) -> Firing {
         if generation != self.generation || self.armed.is_none() {
