@@ -68,7 +68,7 @@
 //! must be at a host whose CPU costs nothing (no CPU events), send into a
 //! pipelined adapter that carries its VC alone, on a link whose far end
 //! takes cells by arrival events, and no UDP flow may start at its host;
-//! packet capture turns it off. On the 97-0177 WAN, a tenth of the
+//! packet capture turns it off. On the 97-0177 WAN, a fifth of the
 //! sources' slots remain events (2.41 M -> 0.50 M events per 10 s).
 //!
 //! Event elision off, every cell reaches every switch by an arrival event
