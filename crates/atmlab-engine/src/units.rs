@@ -133,9 +133,9 @@ impl SlotClock {
 /// / R)` ps (see [`SlotClock`]). 64 bytes, one cache line.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotGrid {
-    period_num: u128, // P
+    period_num: u128, // P, over gcd(P, R)
     epoch: u64,
-    rate: u64, // R
+    rate: u64, // R, over gcd(P, R)
     q: u64,    // P / R
     r: u64,    // P % R
     // R / P and P / R, for the estimates that spare `seek` its divisions
@@ -164,8 +164,12 @@ impl SlotGrid {
     /// Slots of `bits_per_slot` bits at `rate`, slot 0 starting at `epoch`.
     pub fn new(rate: BitRate, bits_per_slot: u64, epoch: SimTime) -> SlotGrid {
         assert!(bits_per_slot > 0, "a slot carries at least one bit");
-        let period_num = bits_per_slot as u128 * PS_PER_S as u128;
-        let r = rate.bps();
+        // The period P / R in lowest terms (424e12 / 149.76e6 is 331250000
+        // / 117): the same slots, but `seek` then fits 64-bit arithmetic.
+        let (mut period_num, mut r) = (bits_per_slot as u128 * PS_PER_S as u128, u128::from(rate.bps()));
+        let g = gcd(period_num, r);
+        (period_num, r) = (period_num / g, r / g);
+        let r = u64::try_from(r).expect("a reduced rate is at most the rate");
         SlotGrid {
             epoch: epoch.as_ps(),
             period_num,
@@ -204,6 +208,9 @@ impl SlotGrid {
         };
         // Slots k with ceil(k P / R) < t', i.e. k P / R <= t' - 1, i.e.
         // k <= (t' - 1) R / P: that is floor((t' - 1) R / P) + 1 slots.
+        if let (Some(n), Ok(p)) = ((t_rel - 1).checked_mul(self.rate), u64::try_from(self.period_num)) {
+            return n / p + 1;
+        }
         let n = (t_rel as u128 - 1) * self.rate as u128;
         let est = (t_rel - 1) as f64 * self.slots_per_ps;
         let k = floor_div_near(n, self.period_num, est) + 1;
@@ -224,11 +231,22 @@ impl SlotGrid {
 
     /// Slot `k`.
     fn at_slot(&self, k: u64) -> SlotPos {
+        if let Some(kp) = u64::try_from(self.period_num).ok().and_then(|p| k.checked_mul(p)) {
+            return SlotPos { k, base: kp / self.rate, rem: kp % self.rate };
+        }
         let kp = k as u128 * self.period_num;
         let est = k as f64 * self.ps_per_slot;
         let base = floor_div_near(kp, self.rate as u128, est);
         SlotPos { k, base: u64::try_from(base).unwrap_or(u64::MAX), rem: (kp - base * self.rate as u128) as u64 }
     }
+}
+
+/// The greatest common divisor (Euclid).
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// `floor(n / d)` (`d > 0`), exactly, given `est`, a floating-point estimate
@@ -364,7 +382,9 @@ mod tests {
             c.seek(SimTime::from_ps(t));
             let kp = u128::from(c.slot()) * p;
             let base = u64::try_from(kp / rate as u128).unwrap_or(u64::MAX);
-            prop_assert_eq!((c.pos.base, c.pos.rem), (base, (kp % rate as u128) as u64));
+            // The clock keeps the remainder over the reduced rate R / g.
+            let g = gcd(p, u128::from(rate));
+            prop_assert_eq!((c.pos.base, u128::from(c.pos.rem) * g), (base, kp % rate as u128));
         }
 
         #[test]
