@@ -19,6 +19,7 @@
 //! | `AbrOutOfRate(e, g)` | 1 | ABR end `e`'s next out-of-rate RM cell (ACR below TCR) |
 //! | `AbrInterval(p, g)` | 1 | port `p`'s ERICA averaging interval reaches its time bound |
 //! | `PortSlot(p)` | 2 | port `p` starts sending a cell (or, if it runs its slots late, the slots due by now run) |
+//! | `Pull(k)` | 2 | the `k`-th port that pulls its arrivals takes those due by now (`sim/pull.rs`) |
 //! | `Probe(i)` | 3 | probe `i` takes a sample |
 //!
 //! At equal times lower classes run first: every cell that arrives at an
@@ -41,6 +42,7 @@ mod guard;
 mod host;
 mod network;
 mod probes;
+mod pull;
 mod results;
 mod sources;
 mod timer;
@@ -103,6 +105,7 @@ enum Event {
     AbrTrailing(u32, u32),
     AbrOutOfRate(u32, u32),
     AbrInterval(PortId, u32),
+    Pull(u32),
 }
 
 /// What identifies a run besides its network.
@@ -145,6 +148,11 @@ pub struct Simulation {
     /// Per port: the ERICA of a port that takes cells ahead of time counts
     /// them here first (empty when no such port exists).
     deferred: Vec<Option<abr::Deferred>>,
+    /// The ports that pull their arrivals (`pull.rs`).
+    pulls: Vec<pull::Pull>,
+    /// Per link: the pull that takes its cells, or `pull::NOT_PULLED`
+    /// (empty when no port pulls).
+    pulled_by: Vec<u32>,
     /// Per link: its backward RM cells taken ahead of time whose ER is due
     /// at their arrival (empty when no such link exists).
     rm_due: Vec<std::collections::VecDeque<abr::RmDue>>,
@@ -200,6 +208,7 @@ impl Simulation {
     fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
         Self::plan(&mut b);
         let elide = b.event_elision;
+        let vs_vd = !b.vs_vd.is_empty();
         let abr_controls = std::mem::take(&mut b.abr_controls);
         let abr_switching = !abr_controls.is_empty() || !b.vs_vd.is_empty();
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
@@ -222,6 +231,8 @@ impl Simulation {
             abr_control: Vec::new(),
             abr_switching,
             deferred: Vec::new(),
+            pulls: Vec::new(),
+            pulled_by: Vec::new(),
             rm_due: Vec::new(),
             pdus: PduTable::new(),
             rms: PduTable::new(),
@@ -266,6 +277,7 @@ impl Simulation {
         sim.start_abr_control(abr_controls);
         sim.start_deferred();
         sim.start_abr_ahead(elide);
+        sim.start_pulls(elide, vs_vd);
         sim
     }
 
@@ -435,6 +447,8 @@ impl Simulation {
         if let Some(why) = self.stopped.take() {
             return Err(SimulationError::Limit(why));
         }
+        // Cells that ports pull (`pull.rs`) and that arrive before the end.
+        self.take_all_pulled(self.end, Some(0));
         // Slots run late (a port's, `atm/port.rs`) that start before the end
         // run now: their cells reach the far end after it.
         for p in 0..self.ports.len() {
@@ -494,6 +508,7 @@ impl Simulation {
                 Event::AbrTrailing(e, g) => self.on_abr_trailing(e, g),
                 Event::AbrOutOfRate(e, g) => self.on_abr_out_of_rate(e, g),
                 Event::AbrInterval(p, g) => self.on_abr_interval(p, g),
+                Event::Pull(k) => self.on_pull(k),
             }
         }
     }

@@ -13,8 +13,12 @@ impl Simulation {
     #[inline]
     pub(super) fn on_port_slot(&mut self, p: PortId) {
         if self.ports[p.idx()].is_lazy() {
-            // A wake-up: the slots due by now run, and the next wake-up is
+            // A wake-up: the slots due by now run (after the cells that
+            // arrive by now, if ports pull them), and the next wake-up is
             // set if the port is still busy.
+            if !self.pulls.is_empty() {
+                self.take_all_pulled(self.now, None);
+            }
             self.ports[p.idx()].woken();
             self.run_slots(p, self.now, true);
             if let Some(w) = self.ports[p.idx()].arm_wake() {
@@ -70,7 +74,10 @@ impl Simulation {
             self.counts.cell_hops += 1;
             self.raw_received(host, vc, Some(arrival));
         } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
-            self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            match self.pulled_by.get(p.idx()) {
+                Some(&k) if k != super::pull::NOT_PULLED => self.pull_head(k, p, t),
+                _ => self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p)),
+            }
         }
     }
 

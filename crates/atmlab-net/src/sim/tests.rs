@@ -391,6 +391,9 @@ fn test_slotted_ports_running_their_slots_late_give_the_reference_run() {
         let lazy: Vec<_> = fast.ports().iter().filter(|p| p.is_lazy()).map(|p| p.name.clone()).collect();
         // (Selective Drop counts per-VC queues: every switch port is slotted.)
         assert!(lazy.iter().any(|p| p == "sw1->sw2"), "the bottleneck runs its slots late: {lazy:?}");
+        // It pulls the arrivals of its host links too (`sim/pull.rs`).
+        let pulling: Vec<_> = fast.pulling_ports().iter().map(|p| fast.ports()[p.idx()].name.clone()).collect();
+        assert!(pulling.iter().any(|p| p == "sw1->sw2"), "{pulling:?}");
         let mut a = fast.run().unwrap();
         let mut b = run(false).run().unwrap();
         if links == 1000 {

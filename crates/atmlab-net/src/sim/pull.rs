@@ -1,0 +1,204 @@
+//! Ports that pull their arrivals: a slotted port that runs its slots late
+//! (`atm/port.rs`, "Slots run late") and is fed only by links whose every
+//! VC goes to it takes the cells of those links without an arrival event
+//! each.
+//!
+//! What such a port does with an arriving cell (usage parameter control
+//! where the link ends, ERICA's count, queueing or dropping, a backward RM
+//! cell's ER written by a controller of the switch) is seen outside the
+//! switch only through the port's slots, which reach the far end a cell
+//! time and the link delay after they start, or through the controllers,
+//! which are read only by a backward RM cell's ER, an interval deadline or
+//! a probe. So the links' head cells wait in a merge of the port's feeders,
+//! ordered as their arrival events would be (time, then the link's index),
+//! and are taken in that order by whoever must see them:
+//!
+//! * every reader of a controller or a queue, before it reads
+//!   ([`catch_up`](Simulation::catch_up), probes, a lazy port's wake-up):
+//!   the arrivals before its own moment in the order of simultaneous
+//!   events;
+//! * one wake-up event per port ([`Event::Pull`]), just before the earliest
+//!   waiting cell could leave the port and reach the far end of its link:
+//!   every arrival up to then;
+//! * the end of the run: the arrivals before it.
+//!
+//! Each cell is then handled exactly as its arrival event would have: at
+//! its arrival time, in its place among the arrivals of the instant. A
+//! cell waits at most a cell time and the port's delay, so whatever it
+//! starts (the port's next wake-up, a new ERICA deadline) falls at or after
+//! the moment it is taken. Event elision off, or with a VS/VD switch in
+//! the network, no port pulls.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::{Event, SLOT, Simulation};
+use crate::atm::NextHop;
+use crate::ids::PortId;
+use atmlab_engine::{Duration, SimTime};
+
+/// A port that pulls its arrivals, and the head cells of its links.
+#[derive(Clone, Debug)]
+pub(super) struct Pull {
+    port: PortId,
+    /// A cell reaches the far end of the port's link this long after its
+    /// slot starts.
+    transit: Duration,
+    /// Each feeding link's head cell: its arrival time (ps) in the high 64
+    /// bits, the link's index in the low (the order of arrival events).
+    heads: BinaryHeap<Reverse<u128>>,
+    /// The time of the earliest pending wake-up event, if any.
+    wake: Option<SimTime>,
+}
+
+/// A port pulls its arrivals only if its cells take at least this many
+/// slot times to reach the far end of its link: each wake-up then takes
+/// tens of arrivals or more. On a shorter link (a LAN) it would take one
+/// or two, and the merge would cost more than the arrival events it saves
+/// (97-0424's LAN ran 6 % slower).
+const PULL_SLOTS: u64 = 32;
+
+/// No port pulls the link's cells (see [`Simulation::pulled_by`]).
+pub(super) const NOT_PULLED: u32 = u32::MAX;
+
+impl Simulation {
+    /// Chooses the ports that pull their arrivals (see the module docs).
+    pub(super) fn start_pulls(&mut self, elide: bool, vs_vd: bool) {
+        if !elide || vs_vd {
+            return;
+        }
+        let n = self.ports.len();
+        // Per port: the links that feed it, and whether each of them feeds
+        // it alone.
+        let mut feeders: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut dedicated = vec![true; n];
+        for (u, port) in self.ports.iter().enumerate() {
+            let mut to: Option<usize> = None;
+            for vc in &port.vcs {
+                if let NextHop::Port { port: q, .. } = vc.next {
+                    if to.is_some_and(|t| t != q.idx()) || vc.eager {
+                        dedicated[u] = false;
+                    }
+                    to = Some(q.idx());
+                    if !feeders[q.idx()].contains(&u) {
+                        feeders[q.idx()].push(u);
+                    }
+                } else {
+                    dedicated[u] = false;
+                }
+            }
+        }
+        let mut pulled_by = vec![NOT_PULLED; n];
+        for (q, links) in feeders.iter().enumerate() {
+            let port = &self.ports[q];
+            let long = port.transit().as_ps() >= PULL_SLOTS * port.rate.cell_time().as_ps();
+            if !port.is_lazy() || !long || links.is_empty() || !links.iter().all(|&u| dedicated[u]) {
+                continue;
+            }
+            let k = self.pulls.len() as u32;
+            for &u in links {
+                pulled_by[u] = k;
+            }
+            self.pulls.push(Pull {
+                port: PortId(q as u32),
+                transit: self.ports[q].transit(),
+                heads: BinaryHeap::new(),
+                wake: None,
+            });
+        }
+        if !self.pulls.is_empty() {
+            self.pulled_by = pulled_by;
+        }
+    }
+
+    /// Link `link`, whose cells pull `k` takes, has a new head cell
+    /// arriving at `at`.
+    #[inline]
+    pub(super) fn pull_head(&mut self, k: u32, link: PortId, at: SimTime) {
+        let pull = &mut self.pulls[k as usize];
+        pull.heads.push(Reverse(key(at.as_ps(), link.0)));
+        self.arm_pull(k);
+    }
+
+    /// Sets pull `k`'s wake-up just before its earliest waiting cell could
+    /// reach the far end of the port's link, unless one is pending by then.
+    fn arm_pull(&mut self, k: u32) {
+        let pull = &mut self.pulls[k as usize];
+        let Some(&Reverse(head)) = pull.heads.peek() else { return };
+        let first = (head >> 64) as u64;
+        let lag = Duration::from_ps(pull.transit.as_ps() - 1);
+        let wake = SimTime::from_ps(first).saturating_add(lag);
+        if pull.wake.is_none_or(|w| wake < w) {
+            pull.wake = Some(wake);
+            self.queue.push(wake, SLOT, Event::Pull(k));
+        }
+    }
+
+    /// Pull `k`'s wake-up: every arrival up to now is taken.
+    pub(super) fn on_pull(&mut self, k: u32) {
+        let now = self.now;
+        if self.pulls[k as usize].wake == Some(now) {
+            self.pulls[k as usize].wake = None;
+        }
+        self.take_pulled(k, now, None);
+        self.arm_pull(k);
+    }
+
+    /// Every port that pulls takes the arrivals before a reader at `t`:
+    /// one that is itself an arrival on link `tie`, or (`None`) any later
+    /// class of event at that instant.
+    #[inline]
+    pub(super) fn take_all_pulled(&mut self, t: SimTime, tie: Option<u32>) {
+        for k in 0..self.pulls.len() as u32 {
+            self.take_pulled(k, t, tie);
+        }
+    }
+
+    /// Pull `k` takes the arrivals before a reader at `t` (as
+    /// [`take_all_pulled`](Self::take_all_pulled)), in order, each as its
+    /// arrival event would have.
+    pub(super) fn take_pulled(&mut self, k: u32, t: SimTime, tie: Option<u32>) {
+        // Arrivals before (t, tie): those whose key is below this bound.
+        let bound = match tie {
+            Some(l) => key(t.as_ps(), l),
+            None => key(t.as_ps(), u32::MAX).saturating_add(1),
+        };
+        loop {
+            let mut top = match self.pulls[k as usize].heads.peek_mut() {
+                Some(top) if top.0 < bound => top,
+                _ => return,
+            };
+            let link = top.0 as u32;
+            let port = &mut self.ports[link as usize];
+            let (at, cell) = port.take_arrival();
+            // The link's next head takes its place (one sift instead of a
+            // pop and a push), or the link leaves the merge.
+            match port.next_arrival() {
+                Some(next) => {
+                    top.0 = key(next.as_ps(), link);
+                    drop(top);
+                }
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
+            }
+            let vc = &self.ports[link as usize].vcs[cell.slot() as usize];
+            let (hop, upc) = (vc.next, vc.upc);
+            self.counts.cell_hops += 1;
+            self.enter_switch(hop, upc, at, cell, PortId(link), false);
+        }
+    }
+}
+
+impl Simulation {
+    /// The ports that pull their arrivals (`sim/pull.rs`).
+    pub fn pulling_ports(&self) -> Vec<PortId> {
+        self.pulls.iter().map(|pull| pull.port).collect()
+    }
+}
+
+/// The order of an arrival at `at_ps` on link `link` among arrivals.
+#[inline]
+fn key(at_ps: u64, link: u32) -> u128 {
+    (u128::from(at_ps) << 64) | u128::from(link)
+}
