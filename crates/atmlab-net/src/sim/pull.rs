@@ -1,7 +1,8 @@
-//! Ports that pull their arrivals: a slotted port that runs its slots late
-//! (`atm/port.rs`, "Slots run late") and is fed only by links whose every
-//! VC goes to it takes the cells of those links without an arrival event
-//! each.
+//! Ports that pull their arrivals: a port whose slots are not events (a
+//! pipelined port, or a slotted one that runs its slots late: `atm/port.rs`)
+//! on a link of [`PULL_SLOTS`] slot times or more, fed only by links whose
+//! every VC goes to it, takes the cells of those links without an arrival
+//! event each.
 //!
 //! What such a port does with an arriving cell (usage parameter control
 //! where the link ends, ERICA's count, queueing or dropping, a backward RM
@@ -92,7 +93,8 @@ impl Simulation {
         for (q, links) in feeders.iter().enumerate() {
             let port = &self.ports[q];
             let long = port.transit().as_ps() >= PULL_SLOTS * port.rate.cell_time().as_ps();
-            if !port.is_lazy() || !long || links.is_empty() || !links.iter().all(|&u| dedicated[u]) {
+            let late = port.is_lazy() || port.mode() == crate::atm::PortMode::Pipelined;
+            if !late || !long || links.is_empty() || !links.iter().all(|&u| dedicated[u]) {
                 continue;
             }
             let k = self.pulls.len() as u32;
