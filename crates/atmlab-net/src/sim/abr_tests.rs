@@ -442,6 +442,9 @@ fn tcp_over_abr(elide: bool) -> Simulation {
     b.add_probe(ProbeSpec { name: "acr".into(), target: ProbeTarget::Abr(0, AbrQuantity::Acr), interval: every });
     let queue = ProbeTarget::Port(adapter.unwrap(), PortQuantity::Queue);
     b.add_probe(ProbeSpec { name: "adapter".into(), target: queue, interval: every });
+    // The way back, a pipelined port that pulls its host links' cells.
+    let back = ProbeTarget::Port(b.port_toward(sw1, sw0).unwrap(), PortQuantity::Queue);
+    b.add_probe(ProbeSpec { name: "back".into(), target: back, interval: every });
     control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
     b.build(RunMeta::default(), Duration::from_secs(2))
 }
@@ -478,4 +481,5 @@ fn test_abr_sources_sending_ahead_give_the_reference_run() {
     assert!(a.connections[2].completed_at_s.is_some());
     assert!(a.abr.iter().all(|e| e.brms_received > 0 && e.brms_sent > 0), "{:?}", a.abr);
     assert!(a.series[1].values.iter().any(|v| *v > 0.0), "the adapter queues at times");
+    assert!(a.series[2].values.iter().any(|v| *v > 0.0), "so does the way back");
 }
