@@ -767,12 +767,10 @@ impl Simulation {
     /// they end.
     #[inline]
     fn catch_up(&mut self, p: PortId, now: SimTime, tie: Option<u32>) {
-        if !self.pulls.is_empty() {
-            // The cells that ports pull and that arrive before now first
-            // (`sim/pull.rs`): any of them may be counted by this ERICA or
-            // carry an ER it writes.
-            self.take_all_pulled(now, tie);
-        }
+        // The cells that ports pull and that arrive before now first
+        // (`sim/pull.rs`): any of them may be counted by this ERICA or
+        // carry an ER it writes.
+        self.take_all_pulled(now, tie);
         let Some(Some(deferred)) = self.deferred.get_mut(p.idx()) else { return };
         while let Some(&c) = deferred.pending.front()
             && deferred.before(c.at, now, tie)

@@ -108,6 +108,20 @@ enum Event {
     Pull(u32),
 }
 
+/// The links (their ports' indices, ascending) that carry VCs on to each
+/// port.
+fn feeders(ports: &[Port]) -> Vec<std::collections::BTreeSet<usize>> {
+    let mut feeders = vec![std::collections::BTreeSet::new(); ports.len()];
+    for (u, port) in ports.iter().enumerate() {
+        for vc in &port.vcs {
+            if let NextHop::Port { port: q, .. } = vc.next {
+                feeders[q.idx()].insert(u);
+            }
+        }
+    }
+    feeders
+}
+
 /// What identifies a run besides its network.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunMeta {
@@ -313,14 +327,7 @@ impl Simulation {
         for p in &mut b.ports {
             p.finalize(elide);
         }
-        let mut feeders = vec![std::collections::BTreeSet::new(); b.ports.len()];
-        for (u, port) in b.ports.iter().enumerate() {
-            for vc in &port.vcs {
-                if let NextHop::Port { port: q, .. } = vc.next {
-                    feeders[q.idx()].insert(u);
-                }
-            }
-        }
+        let feeders = feeders(&b.ports);
         // A port that accepts cells when they are put on the link runs ahead
         // of the clock; a probe must see it as it is now, so probed ports are
         // never eager targets.

@@ -16,9 +16,7 @@ impl Simulation {
             // A wake-up: the slots due by now run (after the cells that
             // arrive by now, if ports pull them), and the next wake-up is
             // set if the port is still busy.
-            if !self.pulls.is_empty() {
-                self.take_all_pulled(self.now, None);
-            }
+            self.take_all_pulled(self.now, None);
             self.ports[p.idx()].woken();
             self.run_slots(p, self.now, true);
             if let Some(w) = self.ports[p.idx()].arm_wake() {
@@ -103,13 +101,22 @@ impl Simulation {
         }
         let port = &mut self.ports[p.idx()];
         let (_, cell) = port.take_arrival();
-        let (hop, upc) = (port.vcs[cell.slot() as usize].next, port.vcs[cell.slot() as usize].upc);
         if let Some(t) = port.next_arrival() {
             self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
+        self.cell_arrives(p, self.now, cell);
+    }
+
+    /// `cell`, taken off link `link`, reaches the far end at `at`: by its
+    /// arrival event, or taken later by a port that pulls it (`pull.rs`),
+    /// which must handle it exactly alike.
+    #[inline]
+    pub(super) fn cell_arrives(&mut self, link: PortId, at: SimTime, cell: Cell) {
+        let vc = &self.ports[link.idx()].vcs[cell.slot() as usize];
+        let (hop, upc) = (vc.next, vc.upc);
         self.counts.cell_hops += 1;
         match hop {
-            NextHop::Port { .. } => self.enter_switch(hop, upc, self.now, cell, p, false),
+            NextHop::Port { .. } => self.enter_switch(hop, upc, at, cell, link, false),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
         }
     }

@@ -303,10 +303,8 @@ impl Simulation {
     /// Probe `i` takes its sample now and schedules the next.
     pub(super) fn on_probe(&mut self, i: u32) {
         let now = self.now;
-        if !self.pulls.is_empty() {
-            // Probes come after everything at an instant: arrivals too.
-            self.take_all_pulled(now, None);
-        }
+        // Probes come after everything at an instant: arrivals too.
+        self.take_all_pulled(now, None);
         if let ProbeTarget::Port(q, _) = self.probes[i as usize].spec.target {
             // A port that runs its slots late runs those due: probes come
             // after slots at an instant.

@@ -69,26 +69,20 @@ impl Simulation {
             return;
         }
         let n = self.ports.len();
-        // Per port: the links that feed it, and whether each of them feeds
-        // it alone.
-        let mut feeders: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut dedicated = vec![true; n];
-        for (u, port) in self.ports.iter().enumerate() {
-            let mut to: Option<usize> = None;
-            for vc in &port.vcs {
-                if let NextHop::Port { port: q, .. } = vc.next {
-                    if to.is_some_and(|t| t != q.idx()) || vc.eager {
-                        dedicated[u] = false;
-                    }
-                    to = Some(q.idx());
-                    if !feeders[q.idx()].contains(&u) {
-                        feeders[q.idx()].push(u);
-                    }
-                } else {
-                    dedicated[u] = false;
-                }
-            }
-        }
+        let feeders = super::feeders(&self.ports);
+        // A link feeds its port alone if every VC on it goes there, taken
+        // by arrival events (not an eager hop).
+        let dedicated: Vec<bool> = self
+            .ports
+            .iter()
+            .map(|link| {
+                let mut to = link.vcs.iter().map(|vc| match vc.next {
+                    NextHop::Port { port, .. } if !vc.eager => Some(port),
+                    _ => None,
+                });
+                to.next().flatten().is_some_and(|q| to.all(|t| t == Some(q)))
+            })
+            .collect();
         let mut pulled_by = vec![NOT_PULLED; n];
         for (q, links) in feeders.iter().enumerate() {
             let port = &self.ports[q];
@@ -184,10 +178,7 @@ impl Simulation {
                     std::collections::binary_heap::PeekMut::pop(top);
                 }
             }
-            let vc = &self.ports[link as usize].vcs[cell.slot() as usize];
-            let (hop, upc) = (vc.next, vc.upc);
-            self.counts.cell_hops += 1;
-            self.enter_switch(hop, upc, at, cell, PortId(link), false);
+            self.cell_arrives(PortId(link), at, cell);
         }
     }
 }
