@@ -77,17 +77,16 @@ pub(crate) struct SourceGroup {
 impl SourceGroup {
     /// The member whose cell is due first (the lowest index at equal
     /// times), and when.
+    ///
+    /// The minimum of keys (time, index) with no branch on the times,
+    /// which come in no order the branch predictor could learn (a
+    /// comparison and a branch per member was 2 % of the 97-0177 WAN).
     #[inline]
     fn earliest(&self) -> Option<(usize, SimTime)> {
-        let mut best: Option<(usize, SimTime)> = None;
-        for (m, t) in self.next.iter().enumerate() {
-            if let Some(t) = *t
-                && best.is_none_or(|(_, b)| t < b)
-            {
-                best = Some((m, t));
-            }
-        }
-        best
+        let key =
+            |(m, t): (usize, &Option<SimTime>)| t.map_or(u128::MAX, |t| (u128::from(t.as_ps()) << 64) | m as u128);
+        let best = self.next.iter().enumerate().map(key).min()?;
+        (best != u128::MAX).then(|| (best as u64 as usize, SimTime::from_ps((best >> 64) as u64)))
     }
 }
 
@@ -394,6 +393,18 @@ mod tests {
             out.push(p.next_cell().unwrap().as_ps());
         }
         out
+    }
+
+    #[test]
+    fn test_a_group_takes_the_earliest_cell_first_and_the_lowest_index_at_a_tie() {
+        let ps = |t: u64| Some(SimTime::from_ps(t));
+        let group =
+            |next: Vec<Option<SimTime>>| SourceGroup { members: (0..next.len() as u32).collect(), next, batch: 4 };
+        assert_eq!(group(vec![ps(7), None, ps(3), ps(5)]).earliest(), Some((2, SimTime::from_ps(3))));
+        assert_eq!(group(vec![None, ps(4), ps(9), ps(4)]).earliest(), Some((1, SimTime::from_ps(4))));
+        assert_eq!(group(vec![None, ps(u64::MAX), None]).earliest(), Some((1, SimTime::MAX)));
+        assert_eq!(group(vec![None, None]).earliest(), None);
+        assert_eq!(group(vec![]).earliest(), None);
     }
 
     #[test]
