@@ -188,15 +188,18 @@ impl SlotGrid {
     }
 
     /// Moves `pos` to the next slot.
+    ///
+    /// Without a branch on the carry: it comes in a pattern as long as the
+    /// period's denominator (117 slots at 149.76 Mbit/s), which the branch
+    /// predictor misses (cachegrind's model: 3 M mispredictions in a 3 s
+    /// run of the 97-0177 WAN).
     #[inline]
     pub fn advance(&self, pos: &mut SlotPos) {
         pos.k += 1;
-        pos.base = pos.base.saturating_add(self.q);
-        pos.rem += self.r;
-        if pos.rem >= self.rate {
-            pos.rem -= self.rate;
-            pos.base = pos.base.saturating_add(1);
-        }
+        let rem = pos.rem + self.r;
+        let carry = u64::from(rem >= self.rate);
+        pos.rem = rem - carry * self.rate;
+        pos.base = pos.base.saturating_add(self.q).saturating_add(carry);
     }
 
     /// How many slots (from slot 0) start strictly before `t`: the slots a
