@@ -398,6 +398,10 @@ pub struct Port {
     lazy: bool,
     /// Lazy: a wake-up event is pending.
     wake_pending: bool,
+    /// Every category present drops by [`TailDrop`](super::drop_policy::TailDrop),
+    /// with no CLP threshold: a cell is accepted if its pool has room, and
+    /// `offer` skips the policies (set by `finalize`).
+    tail_drop: bool,
     queue_of: [u8; 4],
     pool_of: [u8; 4],
     max_queued: u32,
@@ -486,6 +490,7 @@ impl Port {
             busy: false,
             lazy: false,
             wake_pending: false,
+            tail_drop: false,
             last_tx: SimTime::MAX,
             accepted: 0,
             wait_area: 0,
@@ -545,6 +550,7 @@ impl Port {
         debug_assert!(self.accepted == 0, "policies are set before any traffic");
         self.policies[category.index()] = policy;
         self.config.policies[category.index()] = policy;
+        self.tail_drop = false; // until `finalize` looks again
     }
 
     /// Adds a VC and returns its slot index at this port.
@@ -586,6 +592,8 @@ impl Port {
         };
         let one_pool = present.iter().map(|&c| self.pool_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1;
         let policies = present.iter().all(|&c| !self.policies[c].uses_per_vc_occupancy());
+        self.tail_drop = self.clp_threshold.is_none()
+            && present.iter().all(|&c| matches!(self.policies[c], DropPolicy::TailDrop(_)));
         let fifo = self.scheduler.is_fifo_for_one_queue();
         self.mode = if allow_pipelining && one_queue && one_pool && policies && fifo {
             PortMode::Pipelined
@@ -662,6 +670,14 @@ impl Port {
         let room = occupancy < self.pool_limit[pool];
 
         let accept = match vc.discard {
+            // Tail drop never discards a frame (`vc.discard` stays `No`).
+            _ if self.tail_drop => {
+                if room {
+                    Ok(())
+                } else {
+                    Err(DropReason::Overflow)
+                }
+            }
             Discard::No => {
                 let ctx = AdmitContext {
                     first_cell_of_frame: vc.frame_start,

@@ -72,6 +72,39 @@ fn test_tail_drop_drops_single_cells_and_accepts_the_rest_of_the_frame() {
 }
 
 #[test]
+fn test_tail_drop_ports_skip_the_policies_with_the_same_verdicts() {
+    // The same cells into a port whose `finalize` found tail drop alone
+    // (the short path) and into one that asks the policies: the same
+    // verdicts. A CLP threshold or another policy turns the short path off.
+    let cells: Vec<Cell> = [frame(0, 2), frame(1, 4), frame(2, 3), frame(1, 1), frame(0, 5)].concat();
+    let run = |p: &mut Port| -> (Vec<bool>, u64) {
+        let mut out = Vec::new();
+        for (i, c) in cells.iter().enumerate() {
+            out.extend(offer_all(p, std::slice::from_ref(c)));
+            if i % 4 == 3 && p.queued() > 0 {
+                send_one(p);
+            }
+        }
+        (out, p.stats.dropped_overflow)
+    };
+    let mut fast = port(3, DropPolicy::TailDrop(TailDrop));
+    fast.finalize(false);
+    assert!(fast.tail_drop);
+    let mut slow = port(3, DropPolicy::TailDrop(TailDrop));
+    assert!(!slow.tail_drop);
+    let (a, b) = (run(&mut fast), run(&mut slow));
+    assert_eq!(a, b);
+    assert!(a.1 > 0, "the buffer overflows");
+    let mut epd = port(3, DropPolicy::Epd(Epd::new(2)));
+    epd.finalize(false);
+    assert!(!epd.tail_drop);
+    let mut clp = port(3, DropPolicy::TailDrop(TailDrop));
+    clp.clp_threshold = Some(2);
+    clp.finalize(false);
+    assert!(!clp.tail_drop);
+}
+
+#[test]
 fn test_ppd_drops_the_rest_of_the_frame_and_keeps_its_end() {
     let mut p = port(3, DropPolicy::Ppd(Ppd { keep_end_of_frame: true }));
     assert_eq!(offer_all(&mut p, &frame(0, 2)), [true, true]);
