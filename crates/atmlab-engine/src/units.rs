@@ -192,16 +192,18 @@ impl SlotGrid {
     /// Without a branch on the carry: it comes in a pattern as long as the
     /// period's denominator (117 slots at 149.76 Mbit/s), which the branch
     /// predictor misses (cachegrind's model: 3 M mispredictions in a 3 s
-    /// run of the 97-0177 WAN). Marked unpredictable: as a plain select,
-    /// LLVM made it a branch again where `advance` is inlined; inside some
-    /// loops (`pipeline_queued`) it still does.
+    /// run of the 97-0177 WAN). Inside some loops (`pipeline_queued`) LLVM
+    /// still makes it a branch.
     #[inline]
     pub fn advance(&self, pos: &mut SlotPos) {
         pos.k += 1;
         let rem = pos.rem + self.r;
-        let carry = std::hint::select_unpredictable(rem >= self.rate, 1, 0);
-        pos.rem = rem - carry * self.rate;
-        pos.base = pos.base.saturating_add(self.q).saturating_add(carry);
+        // All ones on a carry: a mask, which LLVM keeps branch-free where a
+        // select became a branch again (`select_unpredictable` needs Rust
+        // 1.88, above the MSRV).
+        let carry = u64::from(rem < self.rate).wrapping_sub(1);
+        pos.rem = rem - (self.rate & carry);
+        pos.base = pos.base.saturating_add(self.q).saturating_add(carry & 1);
     }
 
     /// How many slots (from slot 0) start strictly before `t`: the slots a
