@@ -78,11 +78,12 @@ fn test_tail_drop_ports_skip_the_policies_with_the_same_verdicts() {
     // verdicts. A CLP threshold or another policy turns the short path off.
     let cells: Vec<Cell> = [frame(0, 2), frame(1, 4), frame(2, 3), frame(1, 1), frame(0, 5)].concat();
     let run = |p: &mut Port| -> (Vec<bool>, u64) {
-        let mut out = Vec::new();
+        let (mut out, mut now) = (Vec::new(), SimTime::ZERO);
         for (i, c) in cells.iter().enumerate() {
-            out.extend(offer_all(p, std::slice::from_ref(c)));
+            out.push(matches!(p.offer(now, *c), Offer::Queued { .. }));
             if i % 4 == 3 && p.queued() > 0 {
-                send_one(p);
+                now = p.grid.boundary(&p.tail); // the pending slot
+                p.transmit(now);
             }
         }
         (out, p.stats.dropped_overflow)
