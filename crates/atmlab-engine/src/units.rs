@@ -138,7 +138,8 @@ pub struct SlotGrid {
     rate: u64, // R, over gcd(P, R)
     q: u64,    // P / R
     r: u64,    // P % R
-    // R / P and P / R, for the estimates that spare `seek` its divisions
+    // R / P and P / R, for the estimates that spare `seek` its 128-bit
+    // divisions (when P or the products outgrow 64 bits)
     slots_per_ps: f64,
     ps_per_slot: f64,
 }

@@ -147,15 +147,13 @@ impl Simulation {
                 }
             }
         }
-        if self.abr_switching {
-            let cell = cell.relabelled(label, slot);
-            if eager {
-                self.enter_switch_abr_eager(port, at, cell, link);
-            } else {
-                self.enter_switch_abr_arrived(port, at, cell, link);
-            }
+        let cell = cell.relabelled(label, slot);
+        if !self.abr_switching {
+            self.offer_to_port(port, at, cell);
+        } else if eager {
+            self.enter_switch_abr_eager(port, at, cell, link);
         } else {
-            self.offer_to_port(port, at, cell.relabelled(label, slot));
+            self.enter_switch_abr_arrived(port, at, cell, link);
         }
     }
 
