@@ -396,6 +396,23 @@ mod tests {
         }
 
         #[test]
+        fn prop_advance_after_seek_matches_closed_form(
+            rate in 1_000u64..10_000_000_000,
+            epoch in 0u64..1_000_000_000,
+            t in 0u64..1_000_000_000_000_000,
+            n in 0u64..300,
+        ) {
+            // From any slot `seek` lands on, `advance` steps to the exact
+            // boundaries, epoch included.
+            let mut c = SlotClock::with_epoch(BitRate::from_bps(rate).unwrap(), CELL_BITS, SimTime::from_ps(epoch));
+            c.seek(SimTime::from_ps(t));
+            for _ in 0..n { c.advance(); }
+            let p = CELL_BITS as u128 * PS_PER_S as u128;
+            let exact = u128::from(epoch) + (u128::from(c.slot()) * p).div_ceil(rate as u128);
+            prop_assert_eq!(c.boundary().as_ps() as u128, exact);
+        }
+
+        #[test]
         fn prop_advance_matches_closed_form(rate in 1_000u64..10_000_000_000, bits in 1u64..100_000, n in 0u64..2_000) {
             let r = BitRate::from_bps(rate).unwrap();
             let mut c = SlotClock::new(r, bits);

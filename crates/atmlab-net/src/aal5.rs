@@ -112,6 +112,18 @@ impl Reassembler {
         if whole { Reassembly::Complete(first) } else { Reassembly::Discarded { cells } }
     }
 
+    /// Takes `n` equal cells that do not end the frame: as `n` calls of
+    /// [`on_cell`](Self::on_cell), each `Incomplete`.
+    pub fn on_cells_before_end(&mut self, cell: &Cell, n: u32) {
+        debug_assert!(!cell.is_end_of_frame());
+        match self.first {
+            None => self.first = Some(cell.pdu()),
+            Some(first) if first != cell.pdu() => self.corrupt = true,
+            Some(_) => {}
+        }
+        self.cells += n;
+    }
+
     /// Cells of the frame in progress.
     pub fn pending_cells(&self) -> u32 {
         self.cells
@@ -203,6 +215,49 @@ mod tests {
         let mut r = Reassembler::new();
         assert_eq!(feed(&mut r, &mut t, &cells), vec![Reassembly::Discarded { cells: 5 }]);
         assert_eq!(t.counts().lost, 2);
+    }
+
+    #[test]
+    fn test_cells_taken_as_one_run_reassemble_as_one_by_one() {
+        // Whole, cut short (a cell of b dropped) and merged (c's end lost,
+        // d follows): runs of the cells before each end give the same
+        // verdicts and leave the table as cells fed one by one.
+        let setup = || {
+            let mut t = PduTable::<u64>::new();
+            let ids: Vec<PduId> = (0..4).map(|i| t.insert(i, 5, SimTime::ZERO).unwrap()).collect();
+            t.settle_cell(ids[1]); // b's third cell dropped
+            t.settle_cell(ids[2]); // c's end lost
+            (t, ids)
+        };
+        let (t, ids) = setup();
+        let (a, b, c, d) = (ids[0], ids[1], ids[2], ids[3]);
+        let mut cells = cells_of(a, 5);
+        cells.extend(cells_of(b, 5).into_iter().enumerate().filter(|&(i, _)| i != 2).map(|(_, c)| c));
+        cells.extend(cells_of(c, 5).into_iter().take(4)); // its end lost
+        cells.extend(cells_of(d, 5));
+        let (mut one, mut t1) = (Reassembler::new(), setup().0);
+        let by_cell = feed(&mut one, &mut t1, &cells);
+        let (mut run, mut t2) = (Reassembler::new(), t);
+        let mut by_run = Vec::new();
+        let mut i = 0;
+        while i < cells.len() {
+            let n = cells[i..].iter().take_while(|c| **c == cells[i] && !c.is_end_of_frame()).count();
+            if n > 0 {
+                run.on_cells_before_end(&cells[i], n as u32);
+                t2.settle_cells(cells[i].pdu(), n as u32);
+                i += n;
+            } else {
+                by_run.extend(feed(&mut run, &mut t2, &cells[i..=i]));
+                i += 1;
+            }
+        }
+        assert_eq!(
+            by_cell,
+            [Reassembly::Complete(a), Reassembly::Discarded { cells: 4 }, Reassembly::Discarded { cells: 9 }]
+        );
+        assert_eq!(by_run, by_cell);
+        assert_eq!((t2.counts(), t2.in_flight()), (t1.counts(), t1.in_flight()));
+        assert_eq!(t2.counts().lost, 4, "all four released, none marked delivered here");
     }
 
     #[test]

@@ -164,9 +164,15 @@ impl<P> PduTable<P> {
     /// dropped); releases the PDU after its last cell.
     #[inline]
     pub fn settle_cell(&mut self, id: PduId) {
+        self.settle_cells(id, 1);
+    }
+
+    /// `n` cells of `id` have met their fate (see [`settle_cell`](Self::settle_cell)).
+    #[inline]
+    pub fn settle_cells(&mut self, id: PduId, n: u32) {
         let slot = &mut self.slots[id.index()];
         let pdu = slot.pdu.as_mut().expect("a cell refers to a released PDU");
-        pdu.outstanding -= 1;
+        pdu.outstanding -= n;
         if pdu.outstanding == 0 {
             if pdu.delivered {
                 self.counts.delivered += 1;

@@ -132,6 +132,13 @@ impl AbrDestination {
         self.stats.efci_cells += u64::from(efci);
     }
 
+    /// Rule 1 for `n` data cells in a row, all with EFCI `efci`.
+    pub fn on_data_cells(&mut self, efci: bool, n: u32) {
+        self.efci = efci;
+        self.stats.data_cells += u64::from(n);
+        self.stats.efci_cells += u64::from(efci) * u64::from(n);
+    }
+
     /// Rule 2: `frm` turned around into the BRM to send now: DIR = backward,
     /// BN = 0, ER, CCR, MCR, CI and NI kept; CI = 1 if the EFCI state is
     /// set, which this clears.

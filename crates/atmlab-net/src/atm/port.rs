@@ -1027,6 +1027,21 @@ impl Port {
         self.channel.pop_front().expect("an arrival event has a cell on the link")
     }
 
+    /// Into a host, behind a cell just taken that needs no event there:
+    /// takes the cells right behind it that are equal to it (the rest of
+    /// its frame's run on the link, which arrived before the frame end
+    /// being handled) and returns how many. A host handles them as one.
+    #[inline]
+    pub fn take_equal(&mut self, cell: Cell) -> u32 {
+        debug_assert!(self.to_host && !cell.needs_host_event());
+        let mut n = 0;
+        while self.channel.front().is_some_and(|&(_, c)| c == cell) {
+            self.channel.pop_front();
+            n += 1;
+        }
+        n
+    }
+
     /// Into a switch: the arrival time of the new head cell, if any.
     #[inline]
     pub fn next_arrival(&self) -> Option<SimTime> {

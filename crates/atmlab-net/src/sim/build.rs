@@ -941,6 +941,7 @@ impl NetworkBuilder {
             pattern,
             frame_cells,
             first: None, // when the run's end is known (Simulation::new)
+            frame_left: frame_cells.unwrap_or(0),
         });
     }
 

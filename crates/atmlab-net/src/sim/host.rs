@@ -240,6 +240,28 @@ impl Simulation {
         self.pdus.settle_cell(cell.pdu());
     }
 
+    /// `cells` equal cells that end no frame and are no RM cells reached
+    /// host `h` on its VC `vc`, one after the other: what
+    /// [`host_receive`](Self::host_receive) does with each, done once.
+    pub(super) fn host_receive_run(&mut self, h: HostId, vc: u32, cell: Cell, cells: u32) {
+        debug_assert!(!cell.needs_host_event());
+        if cells == 1 || cell.carries() == Carries::Nothing {
+            for _ in 0..cells {
+                self.host_receive(h, vc, cell);
+            }
+            return;
+        }
+        let host = &mut self.hosts[h.idx()];
+        host.stats.cells_received += u64::from(cells);
+        let v = &mut host.vcs[vc as usize];
+        let abr = v.abr;
+        v.reassembler.on_cells_before_end(&cell, cells);
+        if let Some(e) = abr {
+            self.abr_ends[e as usize].destination.on_data_cells(cell.pti().efci(), cells);
+        }
+        self.pdus.settle_cells(cell.pdu(), cells);
+    }
+
     /// A reassembled datagram joins the host's input queue (or is dropped
     /// if the queue is full).
     pub(super) fn enqueue_rx(&mut self, h: HostId, item: PendingRx) {
