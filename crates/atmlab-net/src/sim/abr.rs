@@ -233,10 +233,18 @@ impl AbrEnd {
 
     /// When the next in-rate cell may go (rule 1): an ACR interval after the
     /// last, not before `now`; `None` while in-rate sending is stopped.
+    ///
+    /// A slot's event runs at its time rounded up to the picosecond, so a
+    /// slot that falls within the picosecond ending at `now` is the one due
+    /// now and keeps its fraction: the pacing carries it from cell to cell
+    /// (taking the later of the slot and `now` dropped it, and every
+    /// interval came out rounded up).
     fn next_slot_ps(&self, now: SimTime) -> Option<f64> {
         let interval = self.source.cell_interval_ps()?;
-        let now = now.as_ps() as f64;
-        Some(self.last_ps.map_or(now, |last| (last + interval).max(now)))
+        let Some(last) = self.last_ps else { return Some(now.as_ps() as f64) };
+        let slot = last + interval;
+        // `as` saturates (and takes NaN to 0).
+        Some(if slot.ceil() as u64 >= now.as_ps() { slot } else { now.as_ps() as f64 })
     }
 }
 
@@ -1029,4 +1037,47 @@ fn count_abr_cell(
 /// `Some(x)` if `x` is finite (JSON has no infinity).
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abr::source::AbrParams;
+
+    /// An end whose source sends at `cells_per_s` (PCR = ICR).
+    fn end(cells_per_s: f64) -> AbrEnd {
+        let source = AbrSource::new(AbrParams::new(cells_per_s), SimTime::ZERO).unwrap();
+        let at = EndAt::Host { host: HostId(0), vc: 0 };
+        AbrEnd::new("e".into(), at, (PortId(0), VcLabel::new(0, 32), 0), source)
+    }
+
+    #[test]
+    fn test_in_rate_slots_carry_their_fraction_of_a_picosecond() {
+        // 300,000 cells/s: a slot every 3,333,333.33 ps. Sent on schedule
+        // (each slot's event at its time rounded up), slot k is at k / 3 of
+        // 10^7 ps: no rounding accumulates.
+        let mut e = end(300_000.0);
+        let mut now = SimTime::ZERO;
+        for _ in 0..3_000 {
+            let slot = e.next_slot_ps(now).unwrap();
+            e.last_ps = Some(slot);
+            now = SimTime::from_ps(e.next_slot_ps(now).unwrap().ceil() as u64);
+        }
+        // The 3,000th slot after slot 0: exactly 10^10 ps (rounded up each
+        // time it would be 3,000 ps later).
+        assert_eq!(now.as_ps(), 10_000_000_000);
+        assert!((e.next_slot_ps(now).unwrap() - 1e10).abs() < 1e-3);
+    }
+
+    #[test]
+    fn test_an_idle_end_sends_its_next_cell_now_not_in_the_past() {
+        let mut e = end(300_000.0);
+        e.last_ps = Some(1_000.5);
+        // Long after the slot that was due: now.
+        let now = SimTime::from_ps(50_000_000);
+        assert_eq!(e.next_slot_ps(now), Some(50_000_000.0));
+        // Within the picosecond of the due slot: the slot itself.
+        let due: f64 = 1_000.5 + 1e12 / 300_000.0;
+        assert_eq!(e.next_slot_ps(SimTime::from_ps(due.ceil() as u64)), Some(due));
+    }
 }
