@@ -7,7 +7,7 @@ logic) before and after the scenarios, so that the machine's speed and noise
 are measured in the same run, and the bundled ``nsource_lan`` and
 ``nsource_wan`` scenarios with TCP and every metric on, and ``tcp-abr/wan``
 (97-0177R2's WAN: 15 TCP over ABR with ERICA+ at every switch port and 9
-video sources; one event per ABR cell, no early hand-over at its switches).
+video sources; docs/benchmark.md says which events its run elides).
 Only the run itself is timed (not parsing or building the network).
 """
 
