@@ -276,29 +276,33 @@ pub enum AbrControl {
 
 /// What the ERICA of a port that takes cells ahead of time still has to
 /// count of one cell.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Counted {
-    /// An ABR cell (with the CCR of a forward RM cell).
-    Abr(Option<f64>),
+    /// An ABR cell.
+    Abr,
+    /// A forward RM cell of an ABR VC: its CCR waits in [`Deferred::ccrs`].
+    AbrFrm,
     /// A CBR or VBR cell.
     HighPriority,
     /// A UBR cell: nothing.
     Nothing,
 }
 
-/// A cell taken ahead of time, waiting for its arrival to be counted.
+/// A cell taken ahead of time, waiting for its arrival to be counted: 24
+/// bytes, one per cell through the port (the port's queue before it, which
+/// ERICA+ reads when a cell ends an interval, is the deferred list's own
+/// [`Deferred::queue_at`] at its arrival, so it is not kept).
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     /// Its arrival at the switch.
     at: SimTime,
+    /// With `taken`: when it reaches the far end of the port's link.
+    departs: SimTime,
     /// Its VC's index at the port.
     slot: u16,
     what: Counted,
-    /// The port's ABR queue when it arrived, before it (what ERICA+ reads
-    /// if this cell ends the interval).
-    queue_before: u32,
-    /// When it reaches the far end of the port's link, if the port took it.
-    departs: Option<SimTime>,
+    /// The port took it (else it was dropped).
+    taken: bool,
 }
 
 /// The true-time view of the ERICA of a port that takes its cells ahead of
@@ -310,6 +314,9 @@ pub(super) struct Deferred {
     link: u32,
     /// Cells taken, in arrival order, not yet counted.
     pending: VecDeque<Pending>,
+    /// The CCRs of the forward RM cells among them, in the same order
+    /// (read when the cell is taken: by its arrival it may be gone).
+    ccrs: VecDeque<f64>,
     /// Of the cells counted and taken, when those whose slot may not have
     /// started yet reach the far end: the port's queue as of the last cell
     /// counted.
@@ -747,21 +754,26 @@ impl Simulation {
     pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
         let port = &mut self.ports[p.idx()];
         let category = port.vcs[cell.slot() as usize].category;
-        let (what, queue_before) = match category {
-            ServiceCategory::Abr => {
-                (Counted::Abr(forward_ccr(&self.rms, &cell)), port.category_queued_at(ServiceCategory::Abr, at))
-            }
-            ServiceCategory::Cbr | ServiceCategory::Vbr => (Counted::HighPriority, 0),
-            ServiceCategory::Ubr => (Counted::Nothing, 0),
+        let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
+        let what = match category {
+            ServiceCategory::Abr if cell.pti().is_rm() => match forward_ccr(&self.rms, &cell) {
+                Some(ccr) => {
+                    deferred.ccrs.push_back(ccr);
+                    Counted::AbrFrm
+                }
+                None => Counted::Abr,
+            },
+            ServiceCategory::Abr => Counted::Abr,
+            ServiceCategory::Cbr | ServiceCategory::Vbr => Counted::HighPriority,
+            ServiceCategory::Ubr => Counted::Nothing,
         };
         let offer = port.offer(at, cell);
-        let departs = match offer {
-            Offer::Departs { arrival, .. } => Some(arrival),
-            Offer::Dropped(_) => None,
+        let (departs, taken) = match offer {
+            Offer::Departs { arrival, .. } => (arrival, true),
+            Offer::Dropped(_) => (SimTime::ZERO, false),
             Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
         };
-        let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
-        deferred.pending.push_back(Pending { at, slot: cell.slot(), what, queue_before, departs });
+        deferred.pending.push_back(Pending { at, departs, slot: cell.slot(), what, taken });
         match offer {
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
             _ => self.settle_lost(cell),
@@ -783,18 +795,23 @@ impl Simulation {
             && deferred.before(c.at, now, tie)
         {
             deferred.pending.pop_front();
-            if let Some(t) = c.departs {
-                deferred.present.push_back(t);
+            // The port's queue when the cell arrived, before it (later
+            // readers come no earlier: the cells gone by then are
+            // forgotten, so the list is bounded by the port's queue).
+            let queue_before = deferred.queue_at(c.at);
+            if c.taken {
+                deferred.present.push_back(c.departs);
             }
-            // Later readers come no earlier: forget the cells gone by now,
-            // so the list is bounded by the port's queue.
-            deferred.queue_at(c.at);
+            let ccr = match c.what {
+                Counted::AbrFrm => Some(deferred.ccrs.pop_front().expect("an FRM's CCR waits with it")),
+                _ => None,
+            };
             let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else {
                 unreachable!("only ERICA ports count cells later")
             };
             match c.what {
-                Counted::Abr(ccr) => {
-                    if let Some((t, g)) = count_abr_cell(erica, timer, c.at, c.slot, ccr, || c.queue_before) {
+                Counted::Abr | Counted::AbrFrm => {
+                    if let Some((t, g)) = count_abr_cell(erica, timer, c.at, c.slot, ccr, || queue_before) {
                         self.queue.push(t, APP, Event::AbrInterval(p, g));
                     }
                 }
@@ -863,6 +880,7 @@ impl Simulation {
                     deferred[q.idx()] = Some(Deferred {
                         link: u as u32,
                         pending: VecDeque::new(),
+                        ccrs: VecDeque::new(),
                         present: VecDeque::new(),
                         transit: self.ports[q.idx()].transit(),
                     });
