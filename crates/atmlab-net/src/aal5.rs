@@ -96,12 +96,7 @@ impl Reassembler {
 
     /// Takes one cell; call before the cell is settled in the PDU table.
     pub fn on_cell<P>(&mut self, cell: &Cell, pdus: &PduTable<P>) -> Reassembly {
-        match self.first {
-            None => self.first = Some(cell.pdu()),
-            Some(first) if first != cell.pdu() => self.corrupt = true,
-            Some(_) => {}
-        }
-        self.cells += 1;
+        self.add(cell, 1);
         if !cell.is_end_of_frame() {
             return Reassembly::Incomplete;
         }
@@ -116,6 +111,12 @@ impl Reassembler {
     /// [`on_cell`](Self::on_cell), each `Incomplete`.
     pub fn on_cells_before_end(&mut self, cell: &Cell, n: u32) {
         debug_assert!(!cell.is_end_of_frame());
+        self.add(cell, n);
+    }
+
+    /// Counts `n` cells like `cell` into the frame in progress: the first
+    /// names the frame, one of another PDU corrupts it.
+    fn add(&mut self, cell: &Cell, n: u32) {
         match self.first {
             None => self.first = Some(cell.pdu()),
             Some(first) if first != cell.pdu() => self.corrupt = true,

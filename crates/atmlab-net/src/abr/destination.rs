@@ -127,9 +127,7 @@ impl AbrDestination {
 
     /// Rule 1: a data cell of this VC direction arrived with EFCI `efci`.
     pub fn on_data_cell(&mut self, efci: bool) {
-        self.efci = efci;
-        self.stats.data_cells += 1;
-        self.stats.efci_cells += u64::from(efci);
+        self.on_data_cells(efci, 1);
     }
 
     /// Rule 1 for `n` data cells in a row, all with EFCI `efci`.

@@ -608,11 +608,12 @@ impl Simulation {
         self.abr_kick(e);
     }
 
-    /// A data cell of an AAL5 frame reached host `h` on its VC `vc` (before
-    /// AAL5 sees it): the ABR destination notes its EFCI bit (rule 1).
-    pub(super) fn data_cell_at_host(&mut self, h: HostId, vc: u32, cell: Cell) {
+    /// `n` data cells like `cell` of an AAL5 frame reached host `h` on its
+    /// VC `vc` (before AAL5 sees them): the ABR destination notes their EFCI
+    /// bit (rule 1).
+    pub(super) fn data_cells_at_host(&mut self, h: HostId, vc: u32, cell: Cell, n: u32) {
         if let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr {
-            self.abr_ends[e as usize].destination.on_data_cell(cell.pti().efci());
+            self.abr_ends[e as usize].destination.on_data_cells(cell.pti().efci(), n);
         }
     }
 
@@ -756,14 +757,13 @@ impl Simulation {
         let category = port.vcs[cell.slot() as usize].category;
         let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
         let what = match category {
-            ServiceCategory::Abr if cell.pti().is_rm() => match forward_ccr(&self.rms, &cell) {
+            ServiceCategory::Abr => match forward_ccr(&self.rms, &cell) {
                 Some(ccr) => {
                     deferred.ccrs.push_back(ccr);
                     Counted::AbrFrm
                 }
                 None => Counted::Abr,
             },
-            ServiceCategory::Abr => Counted::Abr,
             ServiceCategory::Cbr | ServiceCategory::Vbr => Counted::HighPriority,
             ServiceCategory::Ubr => Counted::Nothing,
         };
@@ -1052,7 +1052,7 @@ fn count_abr_cell(
 }
 
 /// `x.ceil() as u64` (saturating, NaN to 0) without the call into libm that
-/// `ceil` is on the x86-64 baseline (no SSE4.1): twice per ABR cell.
+/// `ceil` is on the x86-64 baseline (no SSE4.1): four times per ABR cell.
 #[inline]
 fn ceil_ps(x: f64) -> u64 {
     // `as` truncates toward zero and saturates: for x >= 0 that is the

@@ -212,7 +212,7 @@ impl Simulation {
                 self.rm_at_host(h, vc, id);
                 return;
             }
-            Carries::Frame(_) => self.data_cell_at_host(h, vc, cell),
+            Carries::Frame(_) => self.data_cells_at_host(h, vc, cell, 1),
         }
         let host = &mut self.hosts[h.idx()];
         let outcome = host.vcs[vc as usize].reassembler.on_cell(&cell, &self.pdus);
@@ -245,7 +245,7 @@ impl Simulation {
     /// [`host_receive`](Self::host_receive) does with each, done once.
     pub(super) fn host_receive_run(&mut self, h: HostId, vc: u32, cell: Cell, cells: u32) {
         debug_assert!(!cell.needs_host_event());
-        if cells == 1 || cell.carries() == Carries::Nothing {
+        if cell.carries() == Carries::Nothing {
             for _ in 0..cells {
                 self.host_receive(h, vc, cell);
             }
@@ -253,12 +253,8 @@ impl Simulation {
         }
         let host = &mut self.hosts[h.idx()];
         host.stats.cells_received += u64::from(cells);
-        let v = &mut host.vcs[vc as usize];
-        let abr = v.abr;
-        v.reassembler.on_cells_before_end(&cell, cells);
-        if let Some(e) = abr {
-            self.abr_ends[e as usize].destination.on_data_cells(cell.pti().efci(), cells);
-        }
+        host.vcs[vc as usize].reassembler.on_cells_before_end(&cell, cells);
+        self.data_cells_at_host(h, vc, cell, cells);
         self.pdus.settle_cells(cell.pdu(), cells);
     }
 

@@ -112,7 +112,7 @@ impl Simulation {
     #[inline]
     pub(super) fn pull_head(&mut self, k: u32, link: PortId, at: SimTime) {
         let pull = &mut self.pulls[k as usize];
-        pull.heads.push(Reverse(key(at.as_ps(), link.0)));
+        pull.heads.push(Reverse(order_key(at.as_ps(), link.0)));
         self.arm_pull(k);
     }
 
@@ -156,8 +156,8 @@ impl Simulation {
     pub(super) fn take_pulled(&mut self, k: u32, t: SimTime, tie: Option<u32>) {
         // Arrivals before (t, tie): those whose key is below this bound.
         let bound = match tie {
-            Some(l) => key(t.as_ps(), l),
-            None => key(t.as_ps(), u32::MAX).saturating_add(1),
+            Some(l) => order_key(t.as_ps(), l),
+            None => order_key(t.as_ps(), u32::MAX).saturating_add(1),
         };
         loop {
             let mut top = match self.pulls[k as usize].heads.peek_mut() {
@@ -171,7 +171,7 @@ impl Simulation {
             // pop and a push), or the link leaves the merge.
             match port.next_arrival() {
                 Some(next) => {
-                    top.0 = key(next.as_ps(), link);
+                    top.0 = order_key(next.as_ps(), link);
                     drop(top);
                 }
                 None => {
@@ -190,8 +190,10 @@ impl Simulation {
     }
 }
 
-/// The order of an arrival at `at_ps` on link `link` among arrivals.
+/// The order of something at `at_ps` with tie `index` (an arrival on link
+/// `index`; a cell source's member `index`) as one integer: time first,
+/// then the index.
 #[inline]
-fn key(at_ps: u64, link: u32) -> u128 {
-    (u128::from(at_ps) << 64) | u128::from(link)
+pub(super) fn order_key(at_ps: u64, index: u32) -> u128 {
+    (u128::from(at_ps) << 64) | u128::from(index)
 }

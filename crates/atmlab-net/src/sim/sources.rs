@@ -88,7 +88,7 @@ impl SourceGroup {
     #[inline]
     fn earliest(&self) -> Option<(usize, SimTime)> {
         let key =
-            |(m, t): (usize, &Option<SimTime>)| t.map_or(u128::MAX, |t| (u128::from(t.as_ps()) << 64) | m as u128);
+            |(m, t): (usize, &Option<SimTime>)| t.map_or(u128::MAX, |t| super::pull::order_key(t.as_ps(), m as u32));
         let best = self.next.iter().enumerate().map(key).min()?;
         (best != u128::MAX).then(|| (best as u64 as usize, SimTime::from_ps((best >> 64) as u64)))
     }
