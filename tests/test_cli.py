@@ -88,6 +88,7 @@ def test_bench_json_has_the_documented_shape(cli):
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["build"] == "release"
+    assert doc["machine"]["cpu"] and doc["machine"]["logical_cpus"] >= 1
     assert doc["baseline"]["cell_hops_per_s"] > 1e6
     for key in ("lan", "wan"):
         s = doc["scenarios"][key]
@@ -102,3 +103,28 @@ def test_bench_json_has_the_documented_shape(cli):
     # Starting atmlab costs less than running anything, and a reproduction more than a single run.
     assert commands["atmlab --version"]["wall_s"] < commands["atmlab sweep SMALL (1 run)"]["wall_s"]
     assert commands["atmlab run SMALL"]["wall_s"] < commands["atmlab reproduce kpn --quick -j1"]["wall_s"]
+
+
+def test_bench_names_the_machine_from_cpuinfo_and_sysfs(tmp_path):
+    from atmlab.bench import machine
+
+    proc = tmp_path / "cpuinfo"
+    proc.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Example CPU @ 2.60GHz\n"
+                    "processor\t: 1\nmodel name\t: Example CPU @ 2.60GHz\n")
+    caches = tmp_path / "cache"
+    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "64K"),
+                                             (2, "Unified", "2048K"), (3, "Unified", "491520K")]):
+        d = caches / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    m = machine(proc, caches)
+    assert m["cpu"] == "Example CPU @ 2.60GHz"
+    assert m["caches"] == {"L1d": "48K", "L2": "2048K", "L3": "491520K"}
+    # Without either file (not Linux): the platform's own name, no caches, no error.
+    m = machine(tmp_path / "missing", tmp_path / "missing-too")
+    assert m["cpu"] and m["caches"] == {}
+    from atmlab.cli import _kib
+
+    assert [_kib(s) for s in ("48K", "2048K", "491520K", "1536K", "?")] == ["48 KiB", "2 MiB", "480 MiB", "1536 KiB", "?"]

@@ -9,12 +9,20 @@ are measured in the same run, and the bundled ``nsource_lan`` and
 (97-0177R2's WAN: 15 TCP over ABR with ERICA+ at every switch port and 9
 video sources; docs/benchmark.md says which events its run elides).
 Only the run itself is timed (not parsing or building the network).
+
+The ratios depend on the machine more than the bare loop's correction
+suggests (the same build measured the ABR WAN at 0.41x and, hours later on
+the same virtual machine, 0.35x: docs/benchmark.md), so the result names
+the machine it was measured on (:func:`machine`).
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import _core
@@ -48,6 +56,40 @@ def scenario(name: str) -> Measurement:
     return Measurement(r.duration_s, wall_s, int(r.cell_hops))
 
 
+def machine(proc: Path = Path("/proc/cpuinfo"),
+            caches: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, Any]:
+    """The machine the figures were measured on: the CPU's model name (from
+    ``/proc/cpuinfo`` where there is one, else what :mod:`platform` says),
+    its logical CPUs, and the data caches the first CPU sees, by level
+    (``{"L1d": "48K", "L2": "2048K", "L3": "491520K"}``, as Linux's sysfs
+    writes them; empty where it has none)."""
+    cpu = ""
+    try:
+        for line in proc.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                cpu = value.strip()
+                break
+    except OSError:
+        pass
+    sizes: dict[str, str] = {}
+    try:
+        for index in sorted(caches.glob("index*")):
+            kind = (index / "type").read_text().strip()
+            if kind == "Instruction":
+                continue
+            level = (index / "level").read_text().strip()
+            sizes[f"L{level}" + ("d" if kind == "Data" else "")] = (index / "size").read_text().strip()
+    except OSError:
+        pass
+    return {
+        "cpu": cpu or platform.processor() or platform.machine(),
+        "logical_cpus": os.cpu_count(),
+        "caches": sizes,
+        "system": f"{platform.system()} {platform.release()}".strip(),
+    }
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     """Measures the baseline twice (before and after) and each scenario once."""
     cells = BASELINE_CELLS // 8 if quick else BASELINE_CELLS
@@ -58,6 +100,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     base = statistics.fmean(rates)
     return {
         "build": _core.core_build(),
+        "machine": machine(),
         "baseline": {
             "cell_hops_per_s": base,
             "runs_cell_hops_per_s": rates,

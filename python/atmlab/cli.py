@@ -297,6 +297,9 @@ def bench(as_json: bool, quick: bool, overhead: bool) -> None:
                   f"{s['cell_hops_per_s'] / 1e6:.2f}", f"{s['vs_baseline']:.2f}")
     out.print(t)
     out.print(f"bare loop before / after: {runs} M cell-hops/s (spread {b['spread']:.1%})")
+    m = res["machine"]
+    caches = ", ".join(f"{level} {_kib(size)}" for level, size in m["caches"].items())
+    out.print(f"machine: {m['cpu']}, {m['logical_cpus']} logical CPUs" + (f"; caches {caches}" if caches else ""))
     if overhead:
         c = Table(title="whole commands (wall time, median)", title_justify="left", title_style="bold")
         c.add_column("command")
@@ -308,6 +311,15 @@ def bench(as_json: bool, quick: bool, overhead: bool) -> None:
         out.print(c)
     if res["build"] != "release":
         err.print("[yellow]warning:[/] the extension is a debug build; figures are not meaningful")
+
+
+def _kib(size: str) -> str:
+    """A cache size as sysfs writes it ("2048K") in the larger unit where it
+    divides ("2 MiB"); anything else as it is."""
+    if size.endswith("K") and size[:-1].isdigit():
+        k = int(size[:-1])
+        return f"{k // 1024} MiB" if k >= 1024 and k % 1024 == 0 else f"{k} KiB"
+    return size
 
 
 @main.command(help="Run every point of SCENARIO's [sweep], replicated, into a results database.\n\n"
