@@ -128,3 +128,33 @@ def test_bench_names_the_machine_from_cpuinfo_and_sysfs(tmp_path):
     from atmlab.cli import _kib
 
     assert [_kib(s) for s in ("48K", "2048K", "491520K", "1536K", "?")] == ["48 KiB", "2 MiB", "480 MiB", "1536 KiB", "?"]
+
+
+def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
+    """The comparison of a reproduction, 11 columns in a pipe's 120: names
+    wrap at their underscores instead of being cut inside a word, numbers
+    stay whole, and the first column (row names) is kept; in 60 columns,
+    too narrow for the table, each row is a paragraph with the same words."""
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from atmlab import cli as cli_mod
+
+    df = pd.DataFrame([{"config": "SAT_WAN", "row": 1, "mss_bytes": 512, "source": "Table 1a",
+                        "quantity": "max_queue_cells", "published": 6775, "simulated": 7578.0,
+                        "tolerance": "x/ 1.5", "unit": "cells", "holds": True,
+                        "note": "the prior study used a larger averaging interval"}] * 2)
+    expected = {"SAT_WAN", "max", "queue", "cells", "6775", "7578", "published", "simulated", "tolerance",
+                "mss", "bytes", "averaging", "interval", "yes"}
+    for width in (120, 60):  # a table; then, too narrow for one, a paragraph per row
+        buf = io.StringIO()
+        monkeypatch.setattr(cli_mod, "out", Console(file=buf, width=width, highlight=False, color_system=None))
+        cli_mod._print_frame(df, title="t")
+        text = buf.getvalue()
+        words = {w for line in text.splitlines() for w in line.replace("│", " ").replace("┃", " ").split()}
+        assert expected <= words, text
+        assert "max_queue_cells" not in text
+        assert all(len(line) <= width for line in text.splitlines()), text
+        assert ("┃" in text) == (width == 120), text

@@ -30,6 +30,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__, display, reproduce as reproduce_mod
 from .api import run as run_scenario
@@ -572,12 +573,48 @@ def _metric_unit(m: str) -> str | None:
 
 
 def _print_frame(df: "pd.DataFrame", title: str) -> None:
-    t = Table(title=title, title_justify="left", title_style="bold")
-    for c in df.columns:
-        t.add_column(str(c), justify="right", overflow="fold")
-    for _, row in df.iterrows():
-        t.add_row(*[_cell(v) for v in row])
-    out.print(t)
+    """A data frame as a table that stays readable when it is wider than the
+    terminal (or the 120 columns of a pipe): numbers to the right, text to
+    the left, and the underscores of names read as spaces so that they wrap
+    between words (``max_queue_cells`` as "max queue cells"; the CSVs keep
+    the names). The first column, which names the rows (a claim, a study),
+    stays as written. Where even that does not fit (a wide comparison in
+    80 columns), each row is printed as a paragraph of "column value"
+    pairs instead of cutting numbers and words apart."""
+    from pandas.api.types import is_numeric_dtype
+
+    headers = [str(c).replace("_", " ") for c in df.columns]
+    numeric = [is_numeric_dtype(df[c]) and not df[c].dtype == bool for c in df.columns]
+    rows = [[_cell(v) if i == 0 else _cell(v).replace("_", " ") for i, v in enumerate(row)]
+            for row in df.itertuples(index=False)]
+    # Each column's width: at least its longest word (a number is one
+    # word), the space left shared by how much more the wider ones want.
+    plain = [[Text.from_markup(v).plain for v in r] for r in rows]
+    cols = [[h, *(r[i] for r in plain)] for i, h in enumerate(headers)]
+    least = [max(len(w) for cell in col for w in cell.split() or [""]) for col in cols]
+    most = [max(len(cell) for cell in col) for col in cols]
+    room = out.width - (1 + 3 * len(headers))
+    if sum(least) <= room:
+        widths: list[int | None] = [None] * len(headers)
+        if sum(most) > room:
+            spare, want = room - sum(least), [m - n for m, n in zip(most, least, strict=True)]
+            widths = [n + spare * w // sum(want) for n, w in zip(least, want, strict=True)]
+        t = Table(title=title, title_justify="left", title_style="bold")
+        for h, num, w in zip(headers, numeric, widths, strict=True):
+            t.add_column(h, justify="right" if num else "left", width=w)
+        for r in rows:
+            t.add_row(*r)
+        out.print(t)
+        return
+    out.print(f"[bold]{escape(title)}[/]")
+    grid = Table.grid(padding=(0, 1))  # a bullet, and the row's pairs wrapped beside it
+    grid.add_column()
+    grid.add_column()
+    for r in rows:
+        pairs = [f"{h} [bold]{escape(v)}[/]" if not v.startswith("[red]") else f"{h} {v}"
+                 for h, v in zip(headers, r, strict=True) if v]
+        grid.add_row("-", " · ".join(pairs))
+    out.print(grid)
 
 
 _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases else "") + f": {e.title}"

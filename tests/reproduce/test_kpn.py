@@ -425,7 +425,7 @@ def test_cli_reproduce_prints_the_table(cli, tmp_path, full):
     p = cli("reproduce", "kpn", "--out", str(tmp_path), "--db", str(options.db), "--jobs", "1")
     assert p.returncode == 0, p.stderr
     assert "202 of 222 published values within tolerance; 16 of 22 claims hold" in p.stdout
-    assert "cells_per_burst" in p.stdout and "Table C.2 (withheld)" in p.stdout
+    assert "cells per burst" in p.stdout and "Table C.2 (withheld)" in p.stdout
     assert (tmp_path / "kpn_table5.png").stat().st_size > 1000
     # Everything came from the database: nothing ran twice.
     with sqlite3.connect(options.db) as con:

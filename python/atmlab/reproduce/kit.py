@@ -593,7 +593,8 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
     agreement = _agreement(study, res, runs)
     agreement.wall_s = time.perf_counter() - t0
     lines = [agreement.line(), agreement.speed(),
-             f"{len(res.points)} configurations in {csv}; the runs in {options.db}"]
+             f"{len(res.points)} configurations ({options.replications} "
+             f"replication{'s' if options.replications != 1 else ''} each) in {csv}; the runs in {options.db}"]
     if wide_note:
         lines.insert(1, wide_note)
     if options.quick:
@@ -648,7 +649,14 @@ def _display(res: StudyResult) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFra
     else:
         table = comp
     table = table.dropna(axis=1, how="all")  # the printout shows what there is (the CSV has every column)
-    table = table.loc[:, [c for c in table.columns if not (table[c].astype(str) == "").all()]]
+    table = table.loc[:, [c for c in table.columns if not (table[c].astype(str).isin(["", "None", "nan"])).all()]]
+    # What a reader can tell from the other columns stays in the CSV only: the
+    # tolerance's width (from the tolerance and the published value) and a
+    # replication count that every row shares (the summary line says it).
+    drop = [c for c in ("tolerance_width",) if c in table]
+    if "replications" in table and table["replications"].nunique(dropna=False) == 1:
+        drop.append("replications")
+    table = table.drop(columns=drop)
     if not res.claims.empty:
         extra.append(("claims", res.claims[["claim", "statement", "threshold", "value", "holds"]]))
     return table, extra
