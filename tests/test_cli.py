@@ -145,9 +145,9 @@ def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
     df = pd.DataFrame([{"config": "SAT_WAN", "row": 1, "mss_bytes": 512, "source": "Table 1a",
                         "quantity": "max_queue_cells", "published": 6775, "simulated": 7578.0,
                         "tolerance": "x/ 1.5", "unit": "cells", "holds": True,
-                        "note": "the prior study used a larger averaging interval"}] * 2)
+                        "note": "the prior study used a larger averaging interval [/] [bold]"}] * 2)
     expected = {"SAT_WAN", "max", "queue", "cells", "6775", "7578", "published", "simulated", "tolerance",
-                "mss", "bytes", "averaging", "interval", "yes"}
+                "mss", "bytes", "averaging", "interval", "yes", "[/]", "[bold]"}  # text, not markup
     for width in (120, 60):  # a table; then, too narrow for one, a paragraph per row
         buf = io.StringIO()
         monkeypatch.setattr(cli_mod, "out", Console(file=buf, width=width, highlight=False, color_system=None))

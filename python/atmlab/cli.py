@@ -583,12 +583,13 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     pairs instead of cutting numbers and words apart."""
     from pandas.api.types import is_numeric_dtype
 
-    headers = [str(c).replace("_", " ") for c in df.columns]
+    headers = [escape(str(c).replace("_", " ")) for c in df.columns]
     numeric = [is_numeric_dtype(df[c]) and not df[c].dtype == bool for c in df.columns]
     rows = [[_cell(v) if i == 0 else _cell(v).replace("_", " ") for i, v in enumerate(row)]
             for row in df.itertuples(index=False)]
     # Each column's width: at least its longest word (a number is one
-    # word), the space left shared by how much more the wider ones want.
+    # word); the space left goes to the columns that need least of it to
+    # fit on one line, so that as few as possible wrap.
     plain = [[Text.from_markup(v).plain for v in r] for r in rows]
     cols = [[h, *(r[i] for r in plain)] for i, h in enumerate(headers)]
     least = [max(len(w) for cell in col for w in cell.split() or [""]) for col in cols]
@@ -597,8 +598,10 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     if sum(least) <= room:
         widths: list[int | None] = [None] * len(headers)
         if sum(most) > room:
-            spare, want = room - sum(least), [m - n for m, n in zip(most, least, strict=True)]
-            widths = [n + spare * w // sum(want) for n, w in zip(least, want, strict=True)]
+            widths, spare = list(least), room - sum(least)
+            for i in sorted(range(len(headers)), key=lambda i: most[i] - least[i]):
+                give = min(most[i] - least[i], spare)
+                widths[i], spare = least[i] + give, spare - give
         t = Table(title=title, title_justify="left", title_style="bold")
         for h, num, w in zip(headers, numeric, widths, strict=True):
             t.add_column(h, justify="right" if num else "left", width=w)
@@ -611,8 +614,7 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     grid.add_column()
     grid.add_column()
     for r in rows:
-        pairs = [f"{h} [bold]{escape(v)}[/]" if not v.startswith("[red]") else f"{h} {v}"
-                 for h, v in zip(headers, r, strict=True) if v]
+        pairs = [f"{escape(h)} [bold]{v}[/]" for h, v in zip(headers, r, strict=True) if v]
         grid.add_row("-", " · ".join(pairs))
     out.print(grid)
 
@@ -742,7 +744,7 @@ def _cell(v: Any) -> str:
         return "" if v != v else f"{v:.4g}"
     if v is None:
         return ""
-    return str(v)
+    return escape(str(v))  # text as it is, not rich markup
 
 
 if __name__ == "__main__":  # pragma: no cover
