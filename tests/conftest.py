@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import sqlite3
 import subprocess
 import sys
@@ -34,10 +35,11 @@ def two_hosts() -> dict[str, Any]:
 
 
 def atmlab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Runs the `atmlab` command as a user would."""
+    """Runs the `atmlab` command as a user would, its output in a pipe's
+    120 columns whatever COLUMNS the tests run under."""
     return subprocess.run(
         [sys.executable, "-m", "atmlab.cli", *args],
-        capture_output=True, text=True, cwd=cwd or ROOT, timeout=600,
+        capture_output=True, text=True, cwd=cwd or ROOT, timeout=600, env={**os.environ, "COLUMNS": "120"},
     )
 
 

@@ -228,3 +228,24 @@ def test_other_formats():
     assert fmt.percent(0.0893) == "8.93 %" and fmt.percent(0) == "0 %"
     assert fmt.ratio(1.7e-5) == "1.70e-05" and fmt.ratio(0.222) == "0.222"
     assert fmt.metric(1000, "cells") == "1,000 cells" and fmt.metric(3, "") == "3"
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_summaries_fit_the_width_without_cutting_numbers_or_names(root, columns):
+    """`atmlab run` in 80 columns (COLUMNS, as a terminal sets it) or a
+    pipe's 120: every line fits, nothing is cut off with an ellipsis, and
+    the ports' names and cell counts stay whole (they wrap between words,
+    if at all)."""
+    import os
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "atmlab.cli", "run", "nsource_lan"], capture_output=True, text=True,
+                       cwd=root, timeout=600, env={**os.environ, "COLUMNS": str(columns)})
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    assert "…" not in p.stdout
+    ports = _section(p.stdout, "Switch ports")
+    assert {"sw1->sw2", "sw2->sw1", "sw1->src0", "sw2->dst4"} <= set(ports.replace("│", " ").split())
+    assert re.search(r"│ +\d{1,3},\d{3},\d{3} │", ports), ports  # the bottleneck's cells in, whole

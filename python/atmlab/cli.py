@@ -45,8 +45,9 @@ from .stats import SUMMARY_METRICS
 from .store import DEFAULT_DB
 from .sweep import Progress as SweepProgress, Sweep, results as load_results
 
-# Not on a terminal (a pipe, a log file, CI), rich would wrap at 80 columns.
-_width = None if sys.stdout.isatty() else 120
+# Not on a terminal (a pipe, a log file, CI), rich would wrap at 80 columns:
+# 120 then, unless COLUMNS says otherwise (rich reads it).
+_width = None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 120
 out = Console(highlight=False, width=_width)
 err = Console(stderr=True, highlight=False, width=_width)
 
@@ -137,12 +138,8 @@ def print_summary(r: Result, description: str | None = None, scenario: dict[str,
     if all_metrics:
         parts.append(summary.all_metrics(r))
     for s in parts:
-        t = Table(title=s.title, title_justify="left", title_style="bold")
-        for i, col in enumerate(s.columns):
-            t.add_column(col, justify="left" if s.aligned_left(i) else "right")
-        for row in s.rows:
-            t.add_row(*(escape(v) for v in row))
-        out.print(t)
+        _print_table(s.title, [escape(c) for c in s.columns], [[escape(v) for v in row] for row in s.rows],
+                     [s.aligned_left(i) for i in range(len(s.columns))])
         if s.note:
             out.print(f"[dim]{escape(s.note)}[/]")
 
@@ -573,27 +570,31 @@ def _metric_unit(m: str) -> str | None:
 
 
 def _print_frame(df: "pd.DataFrame", title: str) -> None:
-    """A data frame as a table that stays readable when it is wider than the
-    terminal (or the 120 columns of a pipe): numbers to the right, text to
-    the left, and the underscores of names read as spaces so that they wrap
-    between words (``max_queue_cells`` as "max queue cells"; the CSVs keep
-    the names). The first column, which names the rows (a claim, a study),
-    stays as written. Where even that does not fit (a wide comparison in
-    80 columns), each row is printed as a paragraph of "column value"
-    pairs instead of cutting numbers and words apart."""
+    """A data frame as a table (:func:`_print_table`): numbers to the right,
+    text to the left, and the underscores of names read as spaces so that
+    they wrap between words (``max_queue_cells`` as "max queue cells"; the
+    CSVs keep the names). The first column, which names the rows (a claim,
+    a study), stays as written."""
     from pandas.api.types import is_numeric_dtype
 
     headers = [escape(str(c).replace("_", " ")) for c in df.columns]
-    numeric = [is_numeric_dtype(df[c]) and not df[c].dtype == bool for c in df.columns]
+    left = [not (is_numeric_dtype(df[c]) and not df[c].dtype == bool) for c in df.columns]
     rows = [[_cell(v) if i == 0 else _cell(v).replace("_", " ") for i, v in enumerate(row)]
             for row in df.itertuples(index=False)]
-    # Each column's width: at least its longest word (a number is one
-    # word); the space left goes to the columns that need least of it to
-    # fit on one line, so that as few as possible wrap.
-    plain = [[Text.from_markup(v).plain for v in r] for r in rows]
-    cols = [[h, *(r[i] for r in plain)] for i, h in enumerate(headers)]
-    least = [max(len(w) for cell in col for w in cell.split() or [""]) for col in cols]
-    most = [max(len(cell) for cell in col) for col in cols]
+    _print_table(title, headers, rows, left)
+
+
+def _print_table(title: str, headers: list[str], rows: list[list[str]], left: list[bool]) -> None:
+    """Prints a table (headers and cells in rich markup) that stays readable
+    when it is wider than the terminal (or the 120 columns of a pipe): each
+    column at least as wide as its longest word (a number is one word), the
+    width left over to the columns that need least of it to fit on one
+    line, so that as few as possible wrap, and never a number or word cut.
+    Where even that does not fit (a wide comparison in 80 columns), each
+    row is a paragraph of "column value" pairs instead."""
+    plain = [[Text.from_markup(v).plain for v in r] for r in [headers, *rows]]
+    least = [max(len(w) for r in plain for w in r[i].split() or [""]) for i in range(len(headers))]
+    most = [max(len(r[i]) for r in plain) for i in range(len(headers))]
     room = out.width - (1 + 3 * len(headers))
     if sum(least) <= room:
         widths: list[int | None] = [None] * len(headers)
@@ -603,8 +604,8 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
                 give = min(most[i] - least[i], spare)
                 widths[i], spare = least[i] + give, spare - give
         t = Table(title=title, title_justify="left", title_style="bold")
-        for h, num, w in zip(headers, numeric, widths, strict=True):
-            t.add_column(h, justify="right" if num else "left", width=w)
+        for h, is_left, w in zip(headers, left, widths, strict=True):
+            t.add_column(h, justify="left" if is_left else "right", width=w)
         for r in rows:
             t.add_row(*r)
         out.print(t)
@@ -614,8 +615,7 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     grid.add_column()
     grid.add_column()
     for r in rows:
-        pairs = [f"{escape(h)} [bold]{v}[/]" for h, v in zip(headers, r, strict=True) if v]
-        grid.add_row("-", " · ".join(pairs))
+        grid.add_row("-", " · ".join(f"{h} [bold]{v}[/]" for h, v in zip(headers, r, strict=True) if v))
     out.print(grid)
 
 
