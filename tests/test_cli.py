@@ -133,8 +133,9 @@ def test_bench_names_the_machine_from_cpuinfo_and_sysfs(tmp_path):
 def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
     """The comparison of a reproduction, 11 columns in a pipe's 120: names
     wrap at their underscores instead of being cut inside a word, numbers
-    stay whole, and the first column (row names) is kept; in 60 columns,
-    too narrow for the table, each row is a paragraph with the same words."""
+    stay whole, and the first column (row names) is kept; narrower, the
+    table loses its rules, then each row becomes a paragraph, with the same
+    words."""
     import io
 
     import pandas as pd
@@ -148,7 +149,8 @@ def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
                         "note": "the prior study used a larger averaging interval [/] [bold]"}] * 2)
     expected = {"SAT_WAN", "max", "queue", "cells", "6775", "7578", "published", "simulated", "tolerance",
                 "mss", "bytes", "averaging", "interval", "yes", "[/]", "[bold]"}  # text, not markup
-    for width in (120, 60):  # a table; then, too narrow for one, a paragraph per row
+    # A boxed table; narrower, the columns without rules; narrower still, a paragraph per row.
+    for width, layout in ((120, "boxed"), (100, "bare"), (60, "paragraphs")):
         buf = io.StringIO()
         monkeypatch.setattr(cli_mod, "out", Console(file=buf, width=width, highlight=False, color_system=None))
         cli_mod._print_frame(df, title="t")
@@ -157,4 +159,5 @@ def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
         assert expected <= words, text
         assert "max_queue_cells" not in text
         assert all(len(line) <= width for line in text.splitlines()), text
-        assert ("┃" in text) == (width == 120), text
+        assert ("┃" in text, " · " in text) == {"boxed": (True, False), "bare": (False, False),
+                                                "paragraphs": (False, True)}[layout], text

@@ -351,10 +351,10 @@ def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: in
               + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {max_replications})"
                  if ci_target else ""))
     if dry_run:
-        t = Table("point", *s.param_names, "scenario hash", title_justify="left")
-        for p in s.points:
-            t.add_row(str(p.index), *[str(p.params[k]) for k in s.param_names], p.scenario_hash)
-        out.print(t)
+        _print_table("", [escape(h) for h in ("point", *s.param_names, "scenario hash")],
+                     [[escape(v) for v in (str(p.index), *[str(p.params[k]) for k in s.param_names],
+                                           p.scenario_hash)] for p in s.points],
+                     [False, *[True] * len(s.param_names), True])
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
@@ -414,13 +414,11 @@ def _print_sweep_list(db: Path) -> None:
 
     with Store(db) as store:
         info = store.sweep_info()
-    t = Table(title=f"{len(info)} sweep{'s' if len(info) != 1 else ''} in {db}, the latest last", title_justify="left", title_style="bold")
-    for c in ("sweep", "points", "runs", "failed", "last run finished (UTC)"):
-        t.add_column(c, justify="left" if c == "sweep" else "right")
-    for i in info:
-        t.add_row(i.name, display.number(i.points), display.number(i.runs), display.number(i.runs - i.ok),
-                  (i.last_finished_at or "")[:19].replace("T", " "))
-    out.print(t)
+    _print_table(f"{len(info)} sweep{'s' if len(info) != 1 else ''} in {db}, the latest last",
+                 ["sweep", "points", "runs", "failed", "last run finished (UTC)"],
+                 [[escape(i.name), display.number(i.points), display.number(i.runs), display.number(i.runs - i.ok),
+                   (i.last_finished_at or "")[:19].replace("T", " ")] for i in info],
+                 [True, False, False, False, False])
 
 
 @main.command(help="List the runs of a sweep in a results database, or export them (one row per run, in point "
@@ -492,13 +490,9 @@ def _print_runs(df: "pd.DataFrame", title: str) -> None:
     if failed:
         cols.append(("status", df["status"].astype(str).tolist()))
         cols.append(("error", df["error"].fillna("").astype(str).tolist()))
-    t = Table(title=title, title_justify="left", title_style="bold")
-    for name, _ in cols:
-        t.add_column(name, justify="left" if name in ("sweep", "status", "error") else "right",
-                     overflow="fold" if name == "error" else "ellipsis")
-    for i in range(len(df)):
-        t.add_row(*[escape(values[i]) for _, values in cols])
-    out.print(t)
+    _print_table(title, [escape(name) for name, _ in cols],
+                 [[escape(values[i]) for _, values in cols] for i in range(len(df))],
+                 [name in ("sweep", "status", "error") for name, _ in cols])
 
 
 @main.command(help="Write figures (PNG) and a self-contained HTML page for a sweep of a results database: by "
@@ -536,7 +530,6 @@ def _print_summary(summary: "pd.DataFrame", params: list[str], units: dict[str, 
     """Per point: the parameters, the number of runs, and each metric as
     mean +/- CI half-width, scaled to one SI prefix per column."""
     units = units or {}
-    t = Table(title="per point: mean +/- 95% CI half-width", title_justify="left", title_style="bold")
     metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary and summary[f"{m}_mean"].notna().any()]
     if "tcp_goodput_bps" in metrics and "efficiency" not in metrics:
         metrics.remove("tcp_goodput_bps")  # no TCP: a column of zeros says nothing
@@ -556,11 +549,8 @@ def _print_summary(summary: "pd.DataFrame", params: list[str], units: dict[str, 
                 text += f" +/- {display.number(ci * factor, 2)}"
             cells.append(text)
         cols.append((display.metric_header(m, shown), cells))
-    for name, _ in cols:
-        t.add_column(name, justify="right", no_wrap=True)
-    for i in range(len(summary)):
-        t.add_row(*[values[i] for _, values in cols])
-    out.print(t)
+    _print_table("per point: mean +/- 95% CI half-width", [escape(name) for name, _ in cols],
+                 [[escape(values[i]) for _, values in cols] for i in range(len(summary))], [False] * len(cols))
 
 
 def _metric_unit(m: str) -> str | None:
@@ -585,32 +575,39 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
 
 
 def _print_table(title: str, headers: list[str], rows: list[list[str]], left: list[bool]) -> None:
-    """Prints a table (headers and cells in rich markup) that stays readable
-    when it is wider than the terminal (or the 120 columns of a pipe): each
-    column at least as wide as its longest word (a number is one word), the
-    width left over to the columns that need least of it to fit on one
-    line, so that as few as possible wrap, and never a number or word cut.
-    Where even that does not fit (a wide comparison in 80 columns), each
-    row is a paragraph of "column value" pairs instead."""
+    """Prints a table (a plain title; headers and cells in rich markup,
+    `left` the columns aligned to the left) that stays readable when it is
+    wider than the terminal (or the 120 columns of a pipe): each column at
+    least as wide as its longest word (a number is one word), the width
+    left over to the columns that need least of it to fit on one line, so
+    that as few as possible wrap, and never a number or a word cut. Too
+    wide for a boxed table, the columns go without rules, one space apart;
+    too wide even then (a reproduction's comparison in 80 columns), each
+    row is a paragraph of "column value" pairs."""
+    n = len(headers)
     plain = [[Text.from_markup(v).plain for v in r] for r in [headers, *rows]]
-    least = [max(len(w) for r in plain for w in r[i].split() or [""]) for i in range(len(headers))]
-    most = [max(len(r[i]) for r in plain) for i in range(len(headers))]
-    room = out.width - (1 + 3 * len(headers))
-    if sum(least) <= room:
-        widths: list[int | None] = [None] * len(headers)
+    least = [max([len(w) for r in plain for w in r[i].split()] + [1]) for i in range(n)]
+    most = [max(len(r[i]) for r in plain) for i in range(n)]
+    for boxed, rules in ((True, 1 + 3 * n), (False, n - 1)):
+        room = out.width - rules
+        if sum(least) > room:
+            continue
+        widths: list[int | None] = [None] * n
         if sum(most) > room:
             widths, spare = list(least), room - sum(least)
-            for i in sorted(range(len(headers)), key=lambda i: most[i] - least[i]):
+            for i in sorted(range(n), key=lambda i: most[i] - least[i]):
                 give = min(most[i] - least[i], spare)
                 widths[i], spare = least[i] + give, spare - give
-        t = Table(title=title, title_justify="left", title_style="bold")
+        style = {} if boxed else {"box": None, "pad_edge": False, "collapse_padding": True}
+        t = Table(title=escape(title) or None, title_justify="left", title_style="bold", **style)
         for h, is_left, w in zip(headers, left, widths, strict=True):
             t.add_column(h, justify="left" if is_left else "right", width=w)
         for r in rows:
             t.add_row(*r)
         out.print(t)
         return
-    out.print(f"[bold]{escape(title)}[/]")
+    if title:
+        out.print(f"[bold]{escape(title)}[/]")
     grid = Table.grid(padding=(0, 1))  # a bullet, and the row's pairs wrapped beside it
     grid.add_column()
     grid.add_column()
