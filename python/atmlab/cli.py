@@ -237,12 +237,8 @@ def cells(payload: int, proto: str, mtu: int, encap: str, fragmentation: str, as
     out.print(f"{payload:,} bytes of {proto.upper()} at MTU {mtu} ({encap}, {fragmentation}): "
               f"[bold]{w.datagrams:,}[/] IP {unit}, [bold]{w.cells:,}[/] cells "
               f"({w.efficiency:.1%} of the cell bytes are user data)")
-    t = Table("IP bytes", "count", "cells each", title_justify="left")
-    for col in t.columns:
-        col.justify = "right"
-    for size, n, c in w.sizes:
-        t.add_row(f"{size:,}", f"{n:,}", str(c))
-    out.print(t)
+    _print_table("", ["IP bytes", "count", "cells each"], [[f"{size:,}", f"{n:,}", str(c)] for size, n, c in w.sizes],
+                 [False] * 3)
 
 
 @main.command()
@@ -284,29 +280,24 @@ def bench(as_json: bool, quick: bool, overhead: bool) -> None:
     if as_json:
         click.echo(json.dumps(res, indent=2))
         return
-    t = Table(title=f"atmlab bench ({res['build']} build, one core)", title_justify="left", title_style="bold")
-    for col in ["run", "simulated s", "wall s", "cell-hops", "M cell-hops/s", "x bare loop"]:
-        t.add_column(col, justify="left" if col == "run" else "right")
     b = res["baseline"]
     runs = ", ".join(f"{x / 1e6:.2f}" for x in b["runs_cell_hops_per_s"])
-    t.add_row("bare event loop", "", "", "", f"{b['cell_hops_per_s'] / 1e6:.2f}", "1.00")
+    rows = [["bare event loop", "", "", "", f"{b['cell_hops_per_s'] / 1e6:.2f}", "1.00"]]
     for key, s in res["scenarios"].items():
-        t.add_row(f"{key} ({s['scenario']})", f"{s['sim_s']:g}", f"{s['wall_s']:.3f}", f"{s['cell_hops']:,}",
-                  f"{s['cell_hops_per_s'] / 1e6:.2f}", f"{s['vs_baseline']:.2f}")
-    out.print(t)
+        rows.append([f"{key} ({s['scenario']})", f"{s['sim_s']:g}", f"{s['wall_s']:.3f}", f"{s['cell_hops']:,}",
+                     f"{s['cell_hops_per_s'] / 1e6:.2f}", f"{s['vs_baseline']:.2f}"])
+    _print_table(f"atmlab bench ({res['build']} build, one core)",
+                 ["run", "simulated s", "wall s", "cell-hops", "M cell-hops/s", "x bare loop"],
+                 [[escape(v) for v in r] for r in rows], [True] + [False] * 5)
     out.print(f"bare loop before / after: {runs} M cell-hops/s (spread {b['spread']:.1%})")
     m = res["machine"]
     caches = ", ".join(f"{level} {_kib(size)}" for level, size in m["caches"].items())
     out.print(f"machine: {m['cpu']}, {m['logical_cpus']} logical CPUs" + (f"; caches {caches}" if caches else ""))
     if overhead:
-        c = Table(title="whole commands (wall time, median)", title_justify="left", title_style="bold")
-        c.add_column("command")
-        c.add_column("wall s", justify="right")
-        c.add_column("runs (s)", justify="right")
-        for label, m in res["commands"].items():
-            c.add_row(label.replace("SMALL", "(1 s voice scenario)"), f"{m['wall_s']:.2f}",
-                      ", ".join(f"{x:.2f}" for x in m["runs_wall_s"]))
-        out.print(c)
+        _print_table("whole commands (wall time, median)", ["command", "wall s", "runs (s)"],
+                     [[escape(label.replace("SMALL", "(1 s voice scenario)")), f"{m['wall_s']:.2f}",
+                       ", ".join(f"{x:.2f}" for x in m["runs_wall_s"])] for label, m in res["commands"].items()],
+                     [True, False, False])
     if res["build"] != "release":
         err.print("[yellow]warning:[/] the extension is a debug build; figures are not meaningful")
 
