@@ -105,6 +105,20 @@ def test_bench_json_has_the_documented_shape(cli):
     assert commands["atmlab run SMALL"]["wall_s"] < commands["atmlab reproduce kpn --quick -j1"]["wall_s"]
 
 
+def test_bench_rounds_report_the_median_of_each_rounds_ratio(cli):
+    p = cli("bench", "--json", "--quick", "--no-overhead", "--rounds", "3")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["rounds"] == 3 and len(doc["baseline"]["runs_cell_hops_per_s"]) == 6
+    for s in doc["scenarios"].values():
+        ratios, rates = s["runs_vs_baseline"], s["runs_cell_hops_per_s"]
+        assert len(ratios) == len(rates) == 3
+        assert s["vs_baseline"] == sorted(ratios)[1] and s["cell_hops_per_s"] == sorted(rates)[1]
+    for bad in ("0", "101", "x"):
+        p = cli("bench", "--rounds", bad)
+        assert p.returncode == 2 and "--rounds" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_bench_names_the_machine_from_cpuinfo_and_sysfs(tmp_path):
     from atmlab.bench import machine
 

@@ -256,7 +256,10 @@ def scenarios() -> None:
 @click.option("--quick", is_flag=True, help="A shorter baseline, each command timed once (for smoke tests).")
 @click.option("--overhead/--no-overhead", default=True, show_default=True,
               help="Also time whole commands: start-up, a small run, a 1-run sweep, reproduce kpn --quick.")
-def bench(as_json: bool, quick: bool, overhead: bool) -> None:
+@click.option("--rounds", type=WholeNumber(1, 100), default=1, show_default=True,
+              help="Measure the bare loop and the scenarios this many times over and print the medians (and "
+                   "the range of the ratios): the figures to compare two builds with on a busy machine.")
+def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     """Measure simulation speed in cell-hops per wall-clock second, and the
     time of whole commands around small runs.
 
@@ -267,14 +270,16 @@ def bench(as_json: bool, quick: bool, overhead: bool) -> None:
     Then times, each in a new process, `atmlab --version`, `atmlab run` and
     a 1-run `atmlab sweep` of a 1-second voice scenario, and `atmlab
     reproduce kpn --quick` with one and two workers (the median of five,
-    one for the reproductions).
+    one for the reproductions). With --rounds N the bare loop and the
+    scenarios are measured N times over and the medians printed.
     """
     from . import bench as bench_mod
 
     if not as_json:
         err.print(f"running the baseline, {', '.join(bench_mod.SCENARIOS.values())}, baseline"
+                  + (f", {rounds} times" if rounds > 1 else "")
                   + (", then the commands ..." if overhead else " ..."))
-    res = bench_mod.run(quick=quick)
+    res = bench_mod.run(quick=quick, rounds=rounds)
     if overhead:
         res["commands"] = bench_mod.overhead(quick=quick)
     if as_json:
@@ -284,12 +289,17 @@ def bench(as_json: bool, quick: bool, overhead: bool) -> None:
     runs = ", ".join(f"{x / 1e6:.2f}" for x in b["runs_cell_hops_per_s"])
     rows = [["bare event loop", "", "", "", f"{b['cell_hops_per_s'] / 1e6:.2f}", "1.00"]]
     for key, s in res["scenarios"].items():
+        ratio = f"{s['vs_baseline']:.2f}"
+        if rounds > 1:
+            ratio += f" ({min(s['runs_vs_baseline']):.2f}-{max(s['runs_vs_baseline']):.2f})"
         rows.append([f"{key} ({s['scenario']})", f"{s['sim_s']:g}", f"{s['wall_s']:.3f}", f"{s['cell_hops']:,}",
-                     f"{s['cell_hops_per_s'] / 1e6:.2f}", f"{s['vs_baseline']:.2f}"])
-    _print_table(f"atmlab bench ({res['build']} build, one core)",
+                     f"{s['cell_hops_per_s'] / 1e6:.2f}", ratio])
+    _print_table(f"atmlab bench ({res['build']} build, one core"
+                 + (f"; medians of {rounds} rounds" if rounds > 1 else "") + ")",
                  ["run", "simulated s", "wall s", "cell-hops", "M cell-hops/s", "x bare loop"],
                  [[escape(v) for v in r] for r in rows], [True] + [False] * 5)
-    out.print(f"bare loop before / after: {runs} M cell-hops/s (spread {b['spread']:.1%})")
+    out.print(f"bare loop {'before / after' if rounds == 1 else 'runs'}: {runs} M cell-hops/s "
+              f"(spread {b['spread']:.1%})")
     m = res["machine"]
     caches = ", ".join(f"{level} {_kib(size)}" for level, size in m["caches"].items())
     out.print(f"machine: {m['cpu']}, {m['logical_cpus']} logical CPUs" + (f"; caches {caches}" if caches else ""))
