@@ -117,6 +117,11 @@ def test_bench_rounds_report_the_median_of_each_rounds_ratio(cli):
     for bad in ("0", "101", "x"):
         p = cli("bench", "--rounds", bad)
         assert p.returncode == 2 and "--rounds" in p.stderr and "Traceback" not in p.stderr
+    from atmlab import bench
+    from atmlab.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="rounds must be a whole number from 1 to 100"):
+        bench.run(rounds=0)
 
 
 def test_bench_names_the_machine_from_cpuinfo_and_sysfs(tmp_path):

@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from .errors import checked_int
 from .result import Result
 from .scenario import bundled, load
 
 SCENARIOS = {"lan": "nsource_lan", "wan": "nsource_wan", "abr": "tcp-abr/wan"}
 BASELINE_CELLS = 4_000_000
+MAX_ROUNDS = 100  # `atmlab bench --rounds`: 100 rounds are some 5 minutes
 
 
 @dataclass
@@ -96,8 +98,7 @@ def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
     two baseline runs. With several rounds each figure is the median over
     them (the lists keep every round): on a shared machine a single run
     of the ABR WAN moves by 5 % from one run to the next."""
-    if rounds < 1:
-        raise ValueError(f"rounds: {rounds} is not a positive number of rounds")
+    rounds = checked_int("rounds", rounds, 1, MAX_ROUNDS)
     cells = BASELINE_CELLS // 8 if quick else BASELINE_CELLS
     bases: list[float] = []
     baseline_runs: list[float] = []

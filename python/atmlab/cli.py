@@ -33,6 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__, display, reproduce as reproduce_mod
+from .bench import MAX_ROUNDS
 from .api import run as run_scenario
 from .errors import INT64_MAX, AtmlabError, out_of_range, require_extra
 from .result import Result
@@ -256,7 +257,7 @@ def scenarios() -> None:
 @click.option("--quick", is_flag=True, help="A shorter baseline, each command timed once (for smoke tests).")
 @click.option("--overhead/--no-overhead", default=True, show_default=True,
               help="Also time whole commands: start-up, a small run, a 1-run sweep, reproduce kpn --quick.")
-@click.option("--rounds", type=WholeNumber(1, 100), default=1, show_default=True,
+@click.option("--rounds", type=WholeNumber(1, MAX_ROUNDS), default=1, show_default=True,
               help="Measure the bare loop and the scenarios this many times over and print the medians (and "
                    "the range of the ratios): the figures to compare two builds with on a busy machine.")
 def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
