@@ -425,6 +425,9 @@ pub struct Port {
     tail: SlotPos,
     /// Pipelined: the first assigned slot that has not started yet.
     head: SlotPos,
+    /// Pipelined: the start of the last assigned slot (before it, none):
+    /// once it has passed the port is idle, without walking `head` there.
+    last_start: Option<SimTime>,
     /// Per-VC state, indexed by [`Cell::slot`].
     pub vcs: Vec<PortVc>,
     channel: VecDeque<(SimTime, Cell)>,
@@ -494,6 +497,7 @@ impl Port {
             last_tx: SimTime::MAX,
             accepted: 0,
             wait_area: 0,
+            last_start: None,
             max_queued: 0,
             queues: (0..nqueues).map(|_| VecDeque::with_capacity(prealloc)).collect(),
             queue_of,
@@ -770,6 +774,11 @@ impl Port {
     /// waiting, as in slotted mode where arrivals run before slot events).
     #[inline]
     fn pipeline_queued(&mut self, now: SimTime) -> u32 {
+        if self.last_start.is_some_and(|s| s < now) {
+            // Every assigned slot has started: the port is idle.
+            self.head = self.tail;
+            return 0;
+        }
         while self.head.slot() < self.tail.slot() && self.grid.boundary(&self.head) < now {
             self.grid.advance(&mut self.head);
         }
@@ -790,6 +799,7 @@ impl Port {
             self.head = pos;
         }
         let start = self.grid.boundary(&self.tail);
+        self.last_start = Some(start);
         self.grid.advance(&mut self.tail);
         let queued = (self.tail.slot() - self.head.slot()) as u32;
         self.max_queued = self.max_queued.max(queued);

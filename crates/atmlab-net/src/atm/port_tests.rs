@@ -228,3 +228,40 @@ fn test_separate_class_pools() {
     assert_eq!(offer_all(&mut p, &frame(1, 10)), [true; 10], "VBR has its own 100-cell pool");
     assert_eq!(offer_all(&mut p, &frame(0, 3)), [true, true, false], "UBR keeps the shared 2");
 }
+
+#[test]
+fn test_a_pipelined_port_counts_its_queue_across_idle_gaps() {
+    // One VC, so the port computes departures at arrival. Slot k starts at
+    // ceil(k * 2,726,337.448) ps; a slot starting exactly at `now` counts
+    // as waiting.
+    let mut p = port(100, DropPolicy::TailDrop(TailDrop));
+    let next = NextHop::Host { host: HostId(0), vc: 0 };
+    p.vcs.truncate(0);
+    p.add_vc(PortVc::new(ServiceCategory::Ubr, next));
+    p.finalize(true);
+    assert_eq!(p.mode(), PortMode::Pipelined);
+    let slot = |k: u64| SimTime::from_ps((k as f64 * 2_726_337.448_559_670_7).ceil() as u64);
+    let departs = |o: Offer| match o {
+        Offer::Departs { arrival, .. } => {
+            SimTime::from_ps(arrival.as_ps() - (oc3().cell_time() + Duration::from_us(5)).as_ps())
+        }
+        other => panic!("{other:?}"),
+    };
+    // A burst of three at t = 0 takes slots 0, 1 and 2.
+    for k in 0..3 {
+        assert_eq!(departs(p.offer(SimTime::ZERO, frame(0, 1)[0])), slot(k));
+    }
+    assert_eq!(p.queued_at(SimTime::ZERO), 3);
+    assert_eq!(p.queued_at(slot(1)), 2, "slot 1 starts now: its cell still waits");
+    assert_eq!(p.queued_at(SimTime::from_ps(slot(2).as_ps() + 1)), 0, "all three have started");
+    // Idle since slot 2: the next cell takes the first slot at or after its
+    // arrival, even the one starting exactly then.
+    assert_eq!(departs(p.offer(slot(7), frame(0, 1)[0])), slot(7));
+    assert_eq!(p.queued_at(slot(7)), 1);
+    assert_eq!(departs(p.offer(SimTime::from_ps(slot(9).as_ps() - 1), frame(0, 1)[0])), slot(9));
+    assert_eq!(departs(p.offer(slot(9), frame(0, 1)[0])), slot(10), "slot 9 is taken");
+    assert_eq!(p.queued_at(slot(9)), 2);
+    assert_eq!(p.queued_at(slot(10)), 1);
+    assert_eq!(p.queued_at(slot(11)), 0);
+    assert_eq!(p.max_queue(), 3);
+}
