@@ -503,6 +503,22 @@ impl AbrSource {
         }
     }
 
+    /// [`next_in_rate`](Self::next_in_rate) for a caller with data waiting
+    /// and no BRM: `true` (the data cell counted) if rule 3c sends a data
+    /// cell at `now`, else `false` with nothing changed (an FRM is due, or
+    /// the source is not sending in rate: the caller asks `next_in_rate`).
+    #[inline]
+    pub fn try_data_cell(&mut self, now: SimTime) -> bool {
+        match self.state {
+            SourceState::Sending { last_frm } if !self.frm_due(now, last_frm) => {
+                self.count_cell();
+                self.stats.data_cells += 1;
+                true
+            }
+            SourceState::Start | SourceState::Sending { .. } | SourceState::Stopped { .. } => false,
+        }
+    }
+
     /// When the next out-of-rate FRM may go (rule 11), or `None` while
     /// sending in rate.
     pub fn out_of_rate_due(&self) -> Option<SimTime> {

@@ -229,6 +229,42 @@ fn test_data_always_waiting_gives_one_frm_every_nrm_cells() {
 }
 
 #[test]
+fn test_try_data_cell_is_rule_3c_and_leaves_the_rest_to_next_in_rate() {
+    // At full rate (every 32nd cell an FRM) and at 20 cells/s (every third,
+    // by Trm and Mrm): a source asked `try_data_cell` first sends what
+    // `next_in_rate` alone sends, and counts the same.
+    for icr in [OC3 / 10.0, 20.0] {
+        let params = AbrParams { icr, ..AbrParams::new(OC3) };
+        let (mut plain, mut fast) = (source(params), source(params));
+        let want = drive(&mut plain, &mut 0.0, 100, false);
+        let mut t = 0.0;
+        let got: Vec<InRate> = (0..100)
+            .map(|_| {
+                let now = SimTime::from_ps(t as u64);
+                let cell = if fast.try_data_cell(now) {
+                    InRate::Data
+                } else {
+                    fast.next_in_rate(now, true, false).expect("data waits")
+                };
+                t += fast.cell_interval_ps().expect("sending in rate");
+                cell
+            })
+            .collect();
+        assert_eq!(frm_positions(&got), frm_positions(&want), "ICR {icr}");
+        assert_eq!(got.len(), want.len());
+        assert_eq!(
+            (fast.stats.data_cells, fast.stats.frms_in_rate),
+            (plain.stats.data_cells, plain.stats.frms_in_rate)
+        );
+        assert_eq!(fast.acr(), plain.acr());
+    }
+    // Before the first FRM (rule 2) and while stopped (rule 11) it sends nothing.
+    let mut src = source(AbrParams::new(OC3));
+    assert!(!src.try_data_cell(SimTime::ZERO));
+    assert_eq!(src.stats.data_cells, 0);
+}
+
+#[test]
 fn test_low_rate_source_sends_an_frm_every_third_cell() {
     // algorithms.md s2.9 item 2: ACR 20 cells/s, Trm 100 ms, Mrm 2: two
     // cells take 100 ms, so the Trm + Mrm condition makes every 3rd cell an

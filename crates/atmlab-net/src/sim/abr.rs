@@ -421,24 +421,23 @@ impl Simulation {
             }
             Firing::Due => {}
         }
-        let mut next = self.abr_slot(e);
-        if self.abr_ends[e as usize].inputs.is_some() {
-            // Sending ahead: the slots due before anything can reach this
-            // end or see what it sends run now, each at its own time.
-            let now = self.now;
-            let quiet = self.abr_quiet_until(e);
-            while let Some((t, g)) = next
-                && t < quiet
-                && self.stopped.is_none()
-            {
-                self.now = t;
-                let fired = self.abr_ends[e as usize].in_rate.fire(t, g);
-                debug_assert_eq!(fired, Firing::Due);
-                self.counts.abr_ahead += 1;
-                next = self.abr_slot(e);
-            }
-            self.now = now;
+        // Sending ahead: the slots due before anything can reach this end
+        // or see what it sends run now, each at its own time (an end that
+        // does not send ahead is quiet from now: its slot alone runs).
+        let now = self.now;
+        let quiet = self.abr_quiet_until(e);
+        let mut next = self.abr_slot_run(e, quiet);
+        while let Some((t, g)) = next
+            && t < quiet
+            && self.stopped.is_none()
+        {
+            self.now = t;
+            let fired = self.abr_ends[e as usize].in_rate.fire(t, g);
+            debug_assert_eq!(fired, Firing::Due);
+            self.counts.abr_ahead += 1;
+            next = self.abr_slot_run(e, quiet);
         }
+        self.now = now;
         if let Some((t, g)) = next {
             self.queue.push(t, APP, Event::AbrSend(e, g));
         }
@@ -489,6 +488,54 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// End `e`'s in-rate slot at `now` and, while they send data cells,
+    /// its slots after it that start before `quiet` ("Sending ahead" in
+    /// the module docs), each at its own time (`self.now` is left at the
+    /// last). Returns the next slot's event, as [`abr_slot`](Self::abr_slot).
+    fn abr_slot_run(&mut self, e: u32, quiet: SimTime) -> Option<(SimTime, u32)> {
+        if self.abr_data_run(e, quiet) { self.abr_plan(e) } else { self.abr_slot(e) }
+    }
+
+    /// The data cells of [`abr_slot_run`](Self::abr_slot_run): what
+    /// [`abr_slot`](Self::abr_slot) does in a slot where rule 3c sends a
+    /// data cell (data waits, no BRM, no FRM due), for as many slots in a
+    /// row as it applies, without the in-rate timer or rule 3's other
+    /// branches between them: ACR and the BRM waiting cannot change before
+    /// `quiet`, nor the pacing's interval. Returns whether it sent any;
+    /// if not, nothing changed and the slot is the general path's.
+    fn abr_data_run(&mut self, e: u32, quiet: SimTime) -> bool {
+        let end = &mut self.abr_ends[e as usize];
+        if !end.has_data() || end.destination.brm_waiting() {
+            return false;
+        }
+        let Some(mut slot_ps) = end.next_slot_ps(self.now) else { return false };
+        let Some(interval) = end.source.cell_interval_ps() else { return false };
+        let (port, mut now) = (end.port, self.now);
+        let mut sent = false;
+        loop {
+            let end = &mut self.abr_ends[e as usize];
+            if !end.source.try_data_cell(now) {
+                break;
+            }
+            if sent {
+                self.counts.abr_ahead += 1;
+            }
+            let cell = self.abr_data_cell(e).expect("data was waiting");
+            self.abr_ends[e as usize].last_ps = Some(slot_ps);
+            self.now = now;
+            self.offer_at(port, now, cell);
+            sent = true;
+            // The next slot, as `next_slot_ps` finds it from this one.
+            slot_ps += interval;
+            let t = SimTime::from_ps(ceil_ps(slot_ps));
+            if t >= quiet || !self.abr_ends[e as usize].has_data() || self.stopped.is_some() {
+                break;
+            }
+            now = t;
+        }
+        sent
     }
 
     /// End `e`'s in-rate slot at `now`. Returns the next slot's event, if a
