@@ -69,7 +69,11 @@
 //! pipelined adapter that carries its VC alone, on a link whose far end
 //! takes cells by arrival events, and no UDP flow may start at its host;
 //! packet capture turns it off. On the 97-0177 WAN, a fifth of the
-//! sources' slots remain events (2.41 M -> 0.50 M events per 10 s).
+//! sources' slots remain events (2.41 M -> 0.50 M events per 10 s). The
+//! slots in a row that each send a data cell (rule 3c: data waits, no
+//! BRM, no FRM due) run as one loop, without the in-rate timer between
+//! them ([`abr_data_run`](Simulation::abr_data_run)); an FRM, a BRM or
+//! an idle source takes the general path.
 //!
 //! Event elision off, every cell reaches every switch by an arrival event
 //! and every in-rate slot is an event; the tests require the same run
