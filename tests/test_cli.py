@@ -149,6 +149,42 @@ def test_bench_names_the_machine_from_cpuinfo_and_sysfs(tmp_path):
     assert [_kib(s) for s in ("48K", "2048K", "491520K", "1536K", "?")] == ["48 KiB", "2 MiB", "480 MiB", "1536 KiB", "?"]
 
 
+def test_a_table_gives_its_long_text_the_room_and_stays_short(monkeypatch):
+    """A study's claims in 120 columns: the statements, the longest text,
+    get the most of the width left (the old rule gave it to the threshold
+    column, whose one long cell fitted, and squeezed the statements into
+    a dozen columns: 125 lines where this takes under 40)."""
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from atmlab import cli as cli_mod
+
+    statement = ("WAN: TCP throughput and efficiency are higher with MSS 9140 than with MSS 512 in all "
+                 "cases, the queues about three feedback delays worth of cells (s7.1)")
+    df = pd.DataFrame([{"claim": f"C{i}", "statement": statement, "threshold": ">= 0.90",
+                        "value": "row 1: +8.43 Mbit/s, +0.012; row 2: +7.21 Mbit/s", "holds": True}
+                       for i in range(1, 10)]
+                      + [{"claim": "C10", "statement": "No cell is lost", "holds": True,
+                          "threshold": "at most 1.5 x the ON-OFF queue and <= 1 round trip", "value": "0 cells"}])
+    buf = io.StringIO()
+    monkeypatch.setattr(cli_mod, "out", Console(file=buf, width=120, highlight=False, color_system=None))
+    cli_mod._print_frame(df, title="claims")
+    text = buf.getvalue()
+    assert "┃" in text, text
+    header = next(line for line in text.splitlines() if "statement" in line)
+    cells = [c.strip() for c in header.split("┃")[1:-1]]
+    widths = dict(zip(cells, (len(c) for c in header.split("┃")[1:-1]), strict=True))
+    assert widths["statement"] > max(widths["value"], widths["threshold"]), text
+    assert len(text.splitlines()) < 40, text
+    # The sharing alone: every column at least its longest word, within the room.
+    least, most = [3, 10, 6, 10, 5], [3, 140, 50, 50, 5]
+    columns = [["x" * 3], ["word " * 28], ["a" * 6 + " b"], ["c" * 10 + " d" * 20], ["yes"]]
+    ws = cli_mod._share_width(columns, least, most, 80)
+    assert sum(ws) <= 80 and all(lo <= w <= hi for lo, w, hi in zip(least, ws, most, strict=True))
+
+
 def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
     """The comparison of a reproduction, 11 columns in a pipe's 120: names
     wrap at their underscores instead of being cut inside a word, numbers

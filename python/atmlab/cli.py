@@ -576,30 +576,100 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     _print_table(title, headers, rows, left)
 
 
+def _lines(text: str, width: int) -> int:
+    """The lines `text` takes wrapped at spaces to `width` columns (every
+    word fits: `width` is at least the longest)."""
+    lines = 0
+    for paragraph in text.split("\n"):
+        lines, used = lines + 1, -1
+        for word in paragraph.split():
+            if used >= 0 and used + 1 + len(word) > width:
+                lines, used = lines + 1, -1
+            used += 1 + len(word)
+    return max(lines, 1)
+
+
+def _height(columns: list[list[str]], widths: list[int]) -> int:
+    """The lines of a table whose columns (texts, header first) have these
+    widths: a row is as tall as its tallest cell."""
+    return sum(max(_lines(t, w) for t, w in zip(row, widths, strict=True)) for row in zip(*columns, strict=True))
+
+
+def _share_width(columns: list[list[str]], least: list[int], most: list[int], room: int) -> list[int]:
+    """Column widths from `least` (each column's longest word) toward
+    `most` (its longest cell) within `room` (at least ``sum(least)``) that
+    keep the table short: the width left over goes either in proportion
+    to what each column lacks, or a few columns at a time where it saves
+    the most lines per column given, whichever makes fewer lines
+    (`columns`: the columns' texts, header first; the first 200 rows are
+    enough to judge by). A long text then gets room in keeping with how
+    much of the table it fills."""
+    columns = [c[:201] for c in columns]
+    spare = room - sum(least)
+    lack = [m - w for w, m in zip(least, most, strict=True)]
+    share = [spare * k // sum(lack) for k in lack]
+    for i in sorted(range(len(lack)), key=lambda i: -lack[i])[:spare - sum(share)]:
+        share[i] += 1  # what the rounding down left, to those that lack most
+    by_lack = [w + min(k, s) for w, k, s in zip(least, lack, share, strict=True)]
+    by_lines = _widen_by_lines(columns, least, most, spare)
+    return min(by_lines, by_lack, key=lambda ws: _height(columns, ws))
+
+
+def _widen_by_lines(columns: list[list[str]], widths: list[int], most: list[int], spare: int) -> list[int]:
+    """Gives up to `spare` more columns of width, a few at a time to the
+    column where they save the most lines per column given: lines of the
+    table first, then lines of its cells (so that two columns that both
+    wrap on the same rows, neither of which alone makes a row shorter,
+    are widened in turn instead of not at all)."""
+    import numpy as np
+
+    n = len(widths)
+    caps = [min(most[i] - widths[i], spare) for i in range(n)]
+    # lines[i][k, r]: the lines of row r's cell in column i at widths[i] + k.
+    lines = [np.array([[_lines(t, widths[i] + k) for t in columns[i]] for k in range(caps[i] + 1)]) for i in range(n)]
+    extra = [0] * n
+    while spare > 0:
+        now = np.stack([lines[i][extra[i]] for i in range(n)])
+        cost = (n + 1) * now.max(axis=0).sum() + now.sum()  # the table's lines weigh more than any cell's
+        best: tuple[float, int, int] | None = None  # (saving per column, column, columns given)
+        for i in range(n):
+            more = min(caps[i] - extra[i], spare)
+            if more <= 0:
+                continue
+            others = np.delete(now, i, axis=0).max(axis=0) if n > 1 else np.zeros_like(now[0])
+            wider = lines[i][extra[i] + 1:extra[i] + 1 + more]
+            after = (n + 1) * np.maximum(wider, others).sum(axis=1) + now.sum() - now[i].sum() + wider.sum(axis=1)
+            rate = (cost - after) / np.arange(1, more + 1)
+            k = int(rate.argmax())
+            if rate[k] > 0 and (best is None or rate[k] > best[0]):
+                best = (float(rate[k]), i, k + 1)
+        if best is None:
+            break
+        _, i, k = best
+        extra[i] += k
+        spare -= k
+    return [widths[i] + extra[i] for i in range(n)]
+
+
 def _print_table(title: str, headers: list[str], rows: list[list[str]], left: list[bool]) -> None:
     """Prints a table (a plain title; headers and cells in rich markup,
     `left` the columns aligned to the left) that stays readable when it is
     wider than the terminal (or the 120 columns of a pipe): each column at
     least as wide as its longest word (a number is one word), the width
-    left over to the columns that need least of it to fit on one line, so
-    that as few as possible wrap, and never a number or a word cut. Too
-    wide for a boxed table, the columns go without rules, one space apart;
-    too wide even then (a reproduction's comparison in 80 columns), each
-    row is a paragraph of "column value" pairs."""
+    left over shared by :func:`_share_width`, and never a number or a word
+    cut. Too wide for a boxed table, the columns go without rules, one
+    space apart; too wide even then (a reproduction's comparison in 80
+    columns), each row is a paragraph of "column value" pairs."""
     n = len(headers)
     plain = [[Text.from_markup(v).plain for v in r] for r in [headers, *rows]]
     least = [max([len(w) for r in plain for w in r[i].split()] + [1]) for i in range(n)]
     most = [max(len(r[i]) for r in plain) for i in range(n)]
+    columns = [[r[i] for r in plain] for i in range(n)]
     for boxed, rules in ((True, 1 + 3 * n), (False, n - 1)):
         room = out.width - rules
         if sum(least) > room:
             continue
-        widths: list[int | None] = [None] * n
-        if sum(most) > room:
-            widths, spare = list(least), room - sum(least)
-            for i in sorted(range(n), key=lambda i: most[i] - least[i]):
-                give = min(most[i] - least[i], spare)
-                widths[i], spare = least[i] + give, spare - give
+        widths = _share_width(columns, least, most, room) if sum(most) > room else [None] * n
         style = {} if boxed else {"box": None, "pad_edge": False, "collapse_padding": True}
         t = Table(title=escape(title) or None, title_justify="left", title_style="bold", **style)
         for h, is_left, w in zip(headers, left, widths, strict=True):
