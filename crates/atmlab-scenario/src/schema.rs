@@ -717,7 +717,7 @@ pub struct LossSpec {
     /// the order frames start on the link direction.
     #[serde(default)]
     pub frames: Option<Vec<u64>>,
-    /// `both` (default), `forward` (between[0] -> between[1]) or `backward`.
+    /// `both` (default), `forward` (`between[0]` -> `between[1]`) or `backward`.
     #[serde(default)]
     pub direction: Option<LossDirection>,
 }

@@ -243,7 +243,7 @@ pub struct Policer {
 impl Policer {
     /// A policer of `contract` that treats non-conforming cells by `action`.
     ///
-    /// Each tolerance is at least [`MIN_TOLERANCE`] (1 ps): slot clocks
+    /// Each tolerance is at least `MIN_TOLERANCE` (1 ps): slot clocks
     /// place cell `k` at `ceil(k I)`, up to 1 ps late, and a GCRA restarted
     /// by a late cell would otherwise find the next, on-time one early.
     pub fn new(contract: Contract, action: UpcAction) -> Policer {

@@ -154,13 +154,13 @@ pub enum LinkLoss {
         /// Cells seen so far.
         seen: u64,
     },
-    /// Chosen AAL5 frames are lost, every cell of each (see [`FrameLoss`]).
+    /// Chosen AAL5 frames are lost, every cell of each (see `FrameLoss`).
     Frames(Box<FrameLoss>),
 }
 
 impl LinkLoss {
     /// Loses the AAL5 frames numbered `frames` (from 1) on the link
-    /// direction (see [`FrameLoss`]).
+    /// direction (see `FrameLoss`).
     pub fn frames(frames: Vec<u64>) -> LinkLoss {
         LinkLoss::Frames(Box::new(FrameLoss::new(frames)))
     }
@@ -848,7 +848,7 @@ impl Port {
     /// (`lazy`), or at their own events; a pipelined port has no slots to
     /// run. Call before the port carries traffic.
     ///
-    /// Only a port whose cells take at least [`LAZY_SLOTS`] slots to reach
+    /// Only a port whose cells take at least `LAZY_SLOTS` slots to reach
     /// the far end runs late: on a shorter link a wake-up would run about
     /// one slot, and cost more than the slot's own event.
     pub fn set_lazy(&mut self, lazy: bool) {

@@ -142,7 +142,7 @@ pub enum SchedulerKind {
     StrictPriority(StrictPriority),
     /// See [`GuaranteedRate`].
     GuaranteedRate(GuaranteedRate),
-    /// See [`RoundRobin`] (set up by a port with per-VC queues).
+    /// See `RoundRobin` (set up by a port with per-VC queues).
     RoundRobin(RoundRobin),
 }
 

@@ -224,7 +224,7 @@ pub struct VcHandle {
     pub reverse_slots: Vec<u16>,
 }
 
-/// Parameters of an ON/OFF cell source (see [`OnOffSource`]).
+/// Parameters of an ON/OFF cell source (the pattern of `sources::OnOff`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OnOffParams {
     /// Cell rate while ON.
