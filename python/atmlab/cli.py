@@ -601,10 +601,10 @@ def _share_width(columns: list[list[str]], least: list[int], most: list[int], ro
     keep the table short: the width left over goes either in proportion
     to what each column lacks, or a few columns at a time where it saves
     the most lines per column given, whichever makes fewer lines
-    (`columns`: the columns' texts, header first; the first 200 rows are
+    (`columns`: the columns' texts, header first; the first 40 rows are
     enough to judge by). A long text then gets room in keeping with how
     much of the table it fills."""
-    columns = [c[:201] for c in columns]
+    columns = [c[:41] for c in columns]
     spare = room - sum(least)
     lack = [m - w for w, m in zip(least, most, strict=True)]
     share = [spare * k // sum(lack) for k in lack]
@@ -620,29 +620,27 @@ def _widen_by_lines(columns: list[list[str]], widths: list[int], most: list[int]
     column where they save the most lines per column given: lines of the
     table first, then lines of its cells (so that two columns that both
     wrap on the same rows, neither of which alone makes a row shorter,
-    are widened in turn instead of not at all)."""
-    import numpy as np
-
-    n = len(widths)
+    are widened in turn instead of not at all). Plain Python: `atmlab run`
+    prints its tables without importing numpy (start-up time)."""
+    n, rows = len(widths), range(len(columns[0]))
     caps = [min(most[i] - widths[i], spare) for i in range(n)]
-    # lines[i][k, r]: the lines of row r's cell in column i at widths[i] + k.
-    lines = [np.array([[_lines(t, widths[i] + k) for t in columns[i]] for k in range(caps[i] + 1)]) for i in range(n)]
+    # lines[i][k][r]: the lines of row r's cell in column i at widths[i] + k.
+    lines = [[[_lines(t, widths[i] + k) for t in columns[i]] for k in range(caps[i] + 1)] for i in range(n)]
     extra = [0] * n
     while spare > 0:
-        now = np.stack([lines[i][extra[i]] for i in range(n)])
-        cost = (n + 1) * now.max(axis=0).sum() + now.sum()  # the table's lines weigh more than any cell's
+        now = [lines[i][extra[i]] for i in range(n)]
+        cells = sum(map(sum, now))
+        cost = (n + 1) * sum(max(row) for row in zip(*now, strict=True)) + cells  # the table's lines weigh most
         best: tuple[float, int, int] | None = None  # (saving per column, column, columns given)
         for i in range(n):
-            more = min(caps[i] - extra[i], spare)
-            if more <= 0:
-                continue
-            others = np.delete(now, i, axis=0).max(axis=0) if n > 1 else np.zeros_like(now[0])
-            wider = lines[i][extra[i] + 1:extra[i] + 1 + more]
-            after = (n + 1) * np.maximum(wider, others).sum(axis=1) + now.sum() - now[i].sum() + wider.sum(axis=1)
-            rate = (cost - after) / np.arange(1, more + 1)
-            k = int(rate.argmax())
-            if rate[k] > 0 and (best is None or rate[k] > best[0]):
-                best = (float(rate[k]), i, k + 1)
+            others = [max(row, default=0) for row in zip(*(now[j] for j in range(n) if j != i), strict=True)] \
+                if n > 1 else [0] * len(rows)
+            for k in range(1, min(caps[i] - extra[i], spare) + 1):
+                wider = lines[i][extra[i] + k]
+                tall = sum(map(max, others, wider))
+                rate = (cost - (n + 1) * tall - (cells - sum(now[i]) + sum(wider))) / k
+                if rate > 0 and (best is None or rate > best[0]):
+                    best = (rate, i, k)
         if best is None:
             break
         _, i, k = best
