@@ -9,9 +9,11 @@ traceback of an unexpected error (a bug to report).
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import sys
+import textwrap
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -576,17 +578,13 @@ def _print_frame(df: "pd.DataFrame", title: str) -> None:
     _print_table(title, headers, rows, left)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _lines(text: str, width: int) -> int:
     """The lines `text` takes wrapped at spaces to `width` columns (every
-    word fits: `width` is at least the longest)."""
-    lines = 0
-    for paragraph in text.split("\n"):
-        lines, used = lines + 1, -1
-        for word in paragraph.split():
-            if used >= 0 and used + 1 + len(word) > width:
-                lines, used = lines + 1, -1
-            used += 1 + len(word)
-    return max(lines, 1)
+    word fits: `width` is at least the longest), as rich wraps a cell.
+    Cached: a table's cells repeat, and its widths are tried many times."""
+    return sum(max(1, len(textwrap.wrap(p, width, break_long_words=False, break_on_hyphens=False)))
+               for p in text.split("\n"))
 
 
 def _height(columns: list[list[str]], widths: list[int]) -> int:
@@ -622,7 +620,7 @@ def _widen_by_lines(columns: list[list[str]], widths: list[int], most: list[int]
     wrap on the same rows, neither of which alone makes a row shorter,
     are widened in turn instead of not at all). Plain Python: `atmlab run`
     prints its tables without importing numpy (start-up time)."""
-    n, rows = len(widths), range(len(columns[0]))
+    n = len(widths)
     caps = [min(most[i] - widths[i], spare) for i in range(n)]
     # lines[i][k][r]: the lines of row r's cell in column i at widths[i] + k.
     lines = [[[_lines(t, widths[i] + k) for t in columns[i]] for k in range(caps[i] + 1)] for i in range(n)]
@@ -633,8 +631,8 @@ def _widen_by_lines(columns: list[list[str]], widths: list[int], most: list[int]
         cost = (n + 1) * sum(max(row) for row in zip(*now, strict=True)) + cells  # the table's lines weigh most
         best: tuple[float, int, int] | None = None  # (saving per column, column, columns given)
         for i in range(n):
-            others = [max(row, default=0) for row in zip(*(now[j] for j in range(n) if j != i), strict=True)] \
-                if n > 1 else [0] * len(rows)
+            # Each row's tallest cell outside column i (0 in a table of one column).
+            others = [max(row, default=0) for row in zip(*now[:i], *now[i + 1:])] or [0] * len(now[i])
             for k in range(1, min(caps[i] - extra[i], spare) + 1):
                 wider = lines[i][extra[i] + k]
                 tall = sum(map(max, others, wider))
@@ -659,10 +657,9 @@ def _print_table(title: str, headers: list[str], rows: list[list[str]], left: li
     space apart; too wide even then (a reproduction's comparison in 80
     columns), each row is a paragraph of "column value" pairs."""
     n = len(headers)
-    plain = [[Text.from_markup(v).plain for v in r] for r in [headers, *rows]]
-    least = [max([len(w) for r in plain for w in r[i].split()] + [1]) for i in range(n)]
-    most = [max(len(r[i]) for r in plain) for i in range(n)]
-    columns = [[r[i] for r in plain] for i in range(n)]
+    columns = [[Text.from_markup(r[i]).plain for r in [headers, *rows]] for i in range(n)]
+    least = [max([len(w) for t in col for w in t.split()] + [1]) for col in columns]
+    most = [max(map(len, col)) for col in columns]
     for boxed, rules in ((True, 1 + 3 * n), (False, n - 1)):
         room = out.width - rules
         if sum(least) > room:
