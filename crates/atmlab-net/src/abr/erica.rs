@@ -600,6 +600,14 @@ impl Erica {
         self.hp_cells = self.hp_cells.saturating_add(1);
     }
 
+    /// `n` higher-priority cells offered to the port in the current
+    /// interval, at once: as many calls of
+    /// [`Erica::on_high_priority_cell`], for a caller that knows no ABR
+    /// cell came between them.
+    pub fn on_high_priority_cells(&mut self, n: u32) {
+        self.hp_cells = self.hp_cells.saturating_add(n);
+    }
+
     /// Ends the interval at `now` (by time at [`Erica::interval_deadline`],
     /// or by count after [`Erica::on_abr_cell`] returned `true`), with
     /// `abr_queue_cells` the port's ABR queue at that moment (ERICA+ only,

@@ -48,7 +48,9 @@
 //!   whoever reads or changes that ERICA next (a backward RM cell's ER,
 //!   the interval deadline, the end of the run) first feeds it every cell
 //!   stamped before its own moment, in order: each interval then ends
-//!   exactly where and with what it would have;
+//!   exactly where and with what it would have (a port that carries no
+//!   ABR VC keeps only its CBR and VBR cells' arrival times: they are all
+//!   its ERICA counts, and no ABR cell can end an interval between them);
 //! * a backward RM cell's ER is written by an event at its true arrival
 //!   (`Event::RmDue`), its RM entry held until then.
 //!
@@ -327,6 +329,14 @@ pub(super) struct Deferred {
     present: VecDeque<SimTime>,
     /// A cell's slot starts this long before it reaches the far end.
     transit: Duration,
+    /// The port carries no ABR VC: its ERICA counts only higher-priority
+    /// cells, and never reads the queue (there is no ABR queue), nor can an
+    /// ABR cell end an interval between two of them. Their arrivals in
+    /// [`Deferred::hp`] are then all it needs: no [`Pending`] record.
+    hp_only: bool,
+    /// With `hp_only`: the arrivals of the CBR and VBR cells taken, not yet
+    /// counted, in order.
+    hp: VecDeque<SimTime>,
 }
 
 impl Deferred {
@@ -807,6 +817,17 @@ impl Simulation {
         let port = &mut self.ports[p.idx()];
         let category = port.vcs[cell.slot() as usize].category;
         let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
+        if deferred.hp_only {
+            if matches!(category, ServiceCategory::Cbr | ServiceCategory::Vbr) {
+                deferred.hp.push_back(at);
+            }
+            match port.offer(at, cell) {
+                Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
+                Offer::Dropped(_) => self.settle_lost(cell),
+                Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
+            }
+            return;
+        }
         let what = match category {
             ServiceCategory::Abr => match forward_ccr(&self.rms, &cell) {
                 Some(ccr) => {
@@ -842,6 +863,21 @@ impl Simulation {
         // carry an ER it writes.
         self.take_all_pulled(now, tie);
         let Some(Some(deferred)) = self.deferred.get_mut(p.idx()) else { return };
+        if deferred.hp_only {
+            let mut n = 0;
+            while let Some(&at) = deferred.hp.front()
+                && deferred.before(at, now, tie)
+            {
+                deferred.hp.pop_front();
+                n += 1;
+            }
+            if n > 0
+                && let Some(AbrControl::Erica(erica, _)) = &mut self.abr_control[p.idx()]
+            {
+                erica.on_high_priority_cells(n);
+            }
+            return;
+        }
         while let Some(&c) = deferred.pending.front()
             && deferred.before(c.at, now, tie)
         {
@@ -934,6 +970,8 @@ impl Simulation {
                         ccrs: VecDeque::new(),
                         present: VecDeque::new(),
                         transit: self.ports[q.idx()].transit(),
+                        hp_only: !self.ports[q.idx()].carries_category(ServiceCategory::Abr),
+                        hp: VecDeque::new(),
                     });
                 }
             }
