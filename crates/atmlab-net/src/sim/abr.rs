@@ -24,6 +24,20 @@
 //! each followed by the turned-around BRM if one waits (out of rate, CLP =
 //! 1: TM 4.0 lets a destination send BRMs so, at most at TCR).
 //!
+//! **Frames held.** A frame a host's transport hands to an ABR end waits
+//! there without a PDU entry ([`HeldFrame`]): the entry is made when its
+//! first cell goes. A TCP window fills the end's queue far ahead of the
+//! source's rate (some 2,000 frames per connection on the 97-0177 WAN,
+//! up to a second of waiting), and an entry made at the handover was cold
+//! in every cache by the time its frame reached the receiver, which reads
+//! it first: a miss to memory per frame, some 4 % of that run. Made at the
+//! first cell, from a slot the table freed moments before, it is still
+//! warm at the receiver a link delay later; the held frames themselves are
+//! read in order, which the processor's prefetching follows. The run's
+//! results count a held frame as sent and in flight, and the table keeps
+//! room for every held frame (a host stops the run at the same point as
+//! before if its frames would overflow it).
+//!
 //! **Switches.** A switch output port may have an [`AbrControl`]: ERICA or
 //! ERICA+ (which count the ABR and higher-priority cells offered to the port
 //! over averaging intervals, ended by a cell count or a deadline event,
@@ -127,11 +141,24 @@ struct Inputs {
 /// What waits at an ABR source for an in-rate slot.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Waiting {
-    /// A host's frame: its PDU and the cells of it still to send.
+    /// A host's frame none of whose cells has gone yet: the front of
+    /// [`AbrEnd::held`] ("Frames held" in the module docs).
+    Held,
+    /// A host's frame being sent: its PDU and the cells of it still to send.
     Frame(PduId, u32),
     /// A cell a virtual source took from the segment behind it, already
     /// labelled for its output port.
     Cell(Cell),
+}
+
+/// A host's frame waiting at an ABR source before its first cell goes:
+/// what its PDU entry will hold.
+#[derive(Clone, Debug)]
+pub(crate) struct HeldFrame {
+    pub(crate) datagram: super::datagram::Datagram,
+    pub(crate) cells: u32,
+    /// When the host's transport sent it.
+    created: SimTime,
 }
 
 /// One end of an ABR loop: at a host, or at a VS/VD switch (TM 4.0
@@ -155,6 +182,8 @@ pub struct AbrEnd {
     pub destination: AbrDestination,
     /// What waits for in-rate slots.
     pub(crate) waiting: VecDeque<Waiting>,
+    /// The frames of `waiting` none of whose cells has gone, in order.
+    pub(crate) held: VecDeque<HeldFrame>,
     /// Cells in `waiting`, and the most there ever were.
     pub(crate) waiting_cells: u64,
     pub(crate) max_waiting_cells: u64,
@@ -194,6 +223,7 @@ impl AbrEnd {
             source,
             destination: AbrDestination::new(),
             waiting: VecDeque::new(),
+            held: VecDeque::new(),
             waiting_cells: 0,
             max_waiting_cells: 0,
             last_ps: None,
@@ -373,10 +403,14 @@ pub(super) struct RmDue {
 impl Simulation {
     // ------------------------------------------------------------ end systems
 
-    /// Queues the `cells` cells of frame `pdu` at ABR end `e` for its
-    /// in-rate slots.
-    pub(super) fn abr_enqueue(&mut self, e: u32, pdu: PduId, cells: u32) {
-        self.abr_ends[e as usize].push_waiting(Waiting::Frame(pdu, cells), cells);
+    /// Queues the `cells` cells of `datagram` (sent by its transport at
+    /// `created`) at ABR end `e` for its in-rate slots; its PDU entry is
+    /// made when its first cell goes ("Frames held" in the module docs).
+    pub(super) fn abr_enqueue(&mut self, e: u32, datagram: super::datagram::Datagram, cells: u32, created: SimTime) {
+        let end = &mut self.abr_ends[e as usize];
+        end.held.push_back(HeldFrame { datagram, cells, created });
+        end.push_waiting(Waiting::Held, cells);
+        self.abr_held_frames += 1;
         self.abr_kick(e);
     }
 
@@ -626,7 +660,17 @@ impl Simulation {
     fn abr_data_cell(&mut self, e: u32) -> Option<Cell> {
         let end = &mut self.abr_ends[e as usize];
         end.waiting_cells -= 1;
-        match end.waiting.front_mut().expect("data was waiting") {
+        let front = end.waiting.front_mut().expect("data was waiting");
+        if let Waiting::Held = front {
+            // The frame's first cell: its PDU entry now (`send_cells` kept
+            // room for it in the table).
+            let h = end.held.pop_front().expect("a held frame waits with its mark");
+            let pdu = self.pdus.insert(h.datagram, h.cells, h.created).expect("room is kept for held frames");
+            self.abr_held_frames -= 1;
+            *front = Waiting::Frame(pdu, h.cells);
+        }
+        match front {
+            Waiting::Held => unreachable!("made a frame above"),
             Waiting::Frame(pdu, left) => {
                 let (pdu, last) = (*pdu, *left == 1);
                 *left -= 1;

@@ -487,3 +487,24 @@ fn test_abr_sources_sending_ahead_give_the_reference_run() {
     assert!(a.series[1].values.iter().any(|v| *v > 0.0), "the adapter queues at times");
     assert!(a.series[2].values.iter().any(|v| *v > 0.0), "so does the way back");
 }
+
+#[test]
+fn test_frames_waiting_at_abr_sources_are_held_without_a_pdu_entry_and_counted_in_flight() {
+    // Greedy UDP offers each VC three times its share: frames pile up at
+    // the ABR sources, with no PDU entry until their first cell goes
+    // (`sim/abr.rs`, "Frames held"). The results still count them as sent
+    // and in flight, UDP counts none of them lost, and the cells balance.
+    let erica = AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2());
+    let mut sim = greedy_abr(3, Duration::from_ms(1), erica, 1, |_| {});
+    sim.advance_to(SimTime::ZERO + Duration::from_ms(900));
+    let fp = sim.footprint();
+    assert!(fp.datagrams_waiting > 1000 && fp.pdus_live * 10 < fp.datagrams_waiting, "{fp:?}");
+    let r = sim.run().unwrap();
+    assert_eq!(r.switch_cells_dropped, 0);
+    assert!(r.frames.in_flight > 1000, "{:?}", r.frames);
+    assert_eq!(r.frames.sent, r.frames.delivered + r.frames.lost + r.frames.in_flight, "{:?}", r.frames);
+    assert_eq!(r.frames.lost, 0);
+    for u in &r.udp_flows {
+        assert!(u.received > 0 && u.lost == 0, "{u:?}");
+    }
+}

@@ -68,7 +68,7 @@ impl Simulation {
             datagrams_waiting: hosts.clone().map(|h| (h.tx.len() + h.rx.len()) as u64).sum::<u64>()
                 + self.abr_ends.iter().map(|e| e.waiting.len() as u64).sum::<u64>(),
             datagram_capacity: hosts.map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum::<u64>()
-                + self.abr_ends.iter().map(|e| e.waiting.capacity() as u64).sum::<u64>(),
+                + self.abr_ends.iter().map(|e| (e.waiting.capacity() + e.held.capacity()) as u64).sum::<u64>(),
             pdus_live: self.pdus.in_flight() as u64,
             pdu_slots: self.pdus.slots() as u64,
             events_pending: self.queue.len() as u64,

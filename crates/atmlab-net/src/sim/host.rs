@@ -370,7 +370,10 @@ impl Simulation {
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
         let (label, slot, abr) = (vc.label, vc.slot, vc.abr);
-        let Some(pdu) = self.pdus.insert(datagram, cells, created) else {
+        // Room in the PDU table, for this frame and for every frame held at
+        // an ABR end (`sim/abr.rs`, "Frames held").
+        let in_flight = self.pdus.in_flight() as u64 + self.abr_held_frames;
+        if in_flight >= u64::from(crate::pdu::MAX_PDUS_IN_FLIGHT) {
             self.stop(format!(
                 "stopped at t = {:.6} s: more than {} AAL5 frames are in flight at once (the PDU table is \
                  full); host {} offers far more than the network carries",
@@ -379,12 +382,13 @@ impl Simulation {
                 host.name
             ));
             return;
-        };
+        }
         self.counts.cells_created += u64::from(cells);
         if let Some(e) = abr {
-            self.abr_enqueue(e, pdu, cells);
+            self.abr_enqueue(e, datagram, cells, created);
             return;
         }
+        let pdu = self.pdus.insert(datagram, cells, created).expect("room checked above");
         self.offer_frame(port, label, pdu, slot, cells);
     }
 }

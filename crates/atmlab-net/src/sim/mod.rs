@@ -173,6 +173,9 @@ pub struct Simulation {
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
+    /// Frames waiting at ABR ends with no PDU entry yet (`sim/abr.rs`,
+    /// "Frames held"): the PDU table keeps room for them.
+    abr_held_frames: u64,
     probes: Vec<probes::Probe>,
     upcs: Vec<build::Upc>,
     /// What the efficiency metric refers to.
@@ -250,6 +253,7 @@ impl Simulation {
             rm_due: Vec::new(),
             pdus: PduTable::new(),
             rms: PduTable::new(),
+            abr_held_frames: 0,
             probes: b.probes.into_iter().map(probes::Probe::new).collect(),
             upcs: b.upcs,
             efficiency: EfficiencyRef { port: b.efficiency_port, capacity: b.efficiency_capacity },

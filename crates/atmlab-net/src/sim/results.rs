@@ -648,11 +648,12 @@ impl Simulation {
             switch_cells_offered: offered,
             switch_cells_dropped: dropped,
             link_cells_lost,
+            // Frames held at ABR ends have no PDU entry yet (`sim/abr.rs`).
             frames: FrameCounts {
-                sent: counts.created,
+                sent: counts.created + self.abr_held_frames,
                 delivered: counts.delivered,
                 lost: counts.lost,
-                in_flight: self.pdus.in_flight() as u64,
+                in_flight: self.pdus.in_flight() as u64 + self.abr_held_frames,
                 discarded_by_receivers: discarded,
                 dead_cells: dead,
             },
@@ -708,9 +709,10 @@ impl Simulation {
         let target = Endpoint::UdpSink(f);
         let seq = |d: &Datagram| if d.dest == target { d.payload.udp_seq() } else { None };
         let network = self.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(&p.payload));
+        let held = self.abr_ends.iter().flat_map(|e| e.held.iter()).filter_map(|h| seq(&h.datagram));
         let sending = self.hosts.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(&p.datagram));
         let receiving = self.hosts.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(&p.datagram));
-        let seqs: std::collections::BTreeSet<u64> = network.chain(sending).chain(receiving).collect();
+        let seqs: std::collections::BTreeSet<u64> = network.chain(held).chain(sending).chain(receiving).collect();
         seqs.len() as u64
     }
 
@@ -759,7 +761,8 @@ impl Simulation {
         }
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
         let raw = self.counts.raw_created - self.counts.raw_received - self.counts.raw_lost;
-        let outstanding = self.pdus.outstanding_cells() + self.rms.outstanding_cells() + raw;
+        let held: u64 = self.abr_ends.iter().flat_map(|e| e.held.iter()).map(|h| u64::from(h.cells)).sum();
+        let outstanding = self.pdus.outstanding_cells() + self.rms.outstanding_cells() + raw + held;
         if outstanding != queued + on_links + at_abr {
             return Err(SimulationError::Conservation(format!(
                 "{outstanding} cells are unsettled (PDU and RM tables, cell sources) but {queued} are queued, \
