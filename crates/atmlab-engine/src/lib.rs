@@ -16,6 +16,8 @@
 //! * [`fgn`]: fractional Gaussian noise (Paxson's FFT method and exact
 //!   Davies-Harte), Hurst estimators, and the truncated rate sequence of the
 //!   video model of 97-0177R2 ([`RateSequence`]);
+//! * [`hint::prefetch`]: asks the processor for a cache line the model
+//!   will read soon ([`hint`]);
 //! * [`baseline`]: the bare event loop that `atmlab bench` measures next to
 //!   the real model, as a yardstick for the machine.
 //!
@@ -31,6 +33,7 @@
 
 pub mod baseline;
 pub mod fgn;
+pub mod hint;
 pub mod queue;
 pub mod rng;
 pub mod stats;

@@ -1058,6 +1058,15 @@ impl Port {
         self.channel.front().map(|(t, _)| *t)
     }
 
+    /// Asks for the cache line of the cell `ahead` places behind the head
+    /// of the link (a hint: see `atmlab_engine::hint`).
+    #[inline]
+    pub fn prefetch_arrival(&self, ahead: usize) {
+        if let Some(entry) = self.channel.get(ahead) {
+            atmlab_engine::hint::prefetch(entry);
+        }
+    }
+
     /// No cell put on the link from `now` on reaches the far end before
     /// this, and of the cells on it none that the far end acts on at once
     /// (every cell into a switch; a frame end or an RM cell into a host)

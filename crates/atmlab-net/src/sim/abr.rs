@@ -665,6 +665,15 @@ impl Simulation {
             // The frame's first cell: its PDU entry now (`send_cells` kept
             // room for it in the table).
             let h = end.held.pop_front().expect("a held frame waits with its mark");
+            if let Some(next) = end.held.front() {
+                // Its successor, written up to a second ago, is read at the
+                // next frame's first cell: from cache, not main memory (all
+                // of its lines: `docs/benchmark.md`, tenth session).
+                atmlab_engine::hint::prefetch(next);
+                atmlab_engine::hint::prefetch(&next.created);
+                atmlab_engine::hint::prefetch(&next.datagram.payload);
+                atmlab_engine::hint::prefetch(&next.cells);
+            }
             let pdu = self.pdus.insert(h.datagram, h.cells, h.created).expect("room is kept for held frames");
             self.abr_held_frames -= 1;
             *front = Waiting::Frame(pdu, h.cells);

@@ -59,6 +59,11 @@ pub(super) struct Pull {
 /// (97-0424's LAN ran 6 % slower).
 const PULL_SLOTS: u64 = 32;
 
+/// The merge asks for the cache line of the cell this many places behind a
+/// link's new head: written a link delay before, it is read when its turn
+/// comes among the port's links (`docs/benchmark.md`, tenth session).
+const PREFETCH_AHEAD: usize = 3;
+
 /// No port pulls the link's cells (see [`Simulation::pulled_by`]).
 pub(super) const NOT_PULLED: u32 = u32::MAX;
 
@@ -167,6 +172,7 @@ impl Simulation {
             let link = top.0 as u32;
             let port = &mut self.ports[link as usize];
             let (at, cell) = port.take_arrival();
+            port.prefetch_arrival(PREFETCH_AHEAD);
             // The link's next head takes its place (one sift instead of a
             // pop and a push), or the link leaves the merge.
             match port.next_arrival() {
