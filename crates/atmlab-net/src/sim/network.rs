@@ -63,7 +63,7 @@ impl Simulation {
         if vc.eager && arrival < self.end {
             let (next, upc) = (vc.next, vc.upc);
             self.counts.cell_hops += 1;
-            self.enter_switch(next, upc, arrival, cell, p, true);
+            self.enter_switch::<true>(next, upc, arrival, cell, p);
         } else if port.is_to_host() && cell.carries() == Carries::Nothing && arrival < self.end {
             // A cell source's cell only adds to its sink's count: it needs
             // no event, and is not kept on the link until a frame end that
@@ -121,24 +121,28 @@ impl Simulation {
         let (hop, upc) = (vc.next, vc.upc);
         self.counts.cell_hops += 1;
         match hop {
-            NextHop::Port { .. } => self.enter_switch(hop, upc, at, cell, link, false),
+            NextHop::Port { .. } => self.enter_switch::<false>(hop, upc, at, cell, link),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
         }
     }
 
     /// A cell reaches a switch at `at` by link `link`: usage parameter
     /// control (if its VC is policed on this link), then relabelling and the
-    /// output port. `eager`: the cell is taken when it is put on the link,
+    /// output port. `EAGER`: the cell is taken when it is put on the link,
     /// ahead of `at` (see [`put_on_link`](Self::put_on_link)).
+    ///
+    /// Two copies, one for each kind of cell: each path's branches are its
+    /// own (sharing them, the two kinds, which alternate at random, made
+    /// each branch on `eager` a likely misprediction), and neither calls
+    /// down another level for the ABR switching.
     #[inline]
-    pub(super) fn enter_switch(
+    pub(super) fn enter_switch<const EAGER: bool>(
         &mut self,
         hop: NextHop,
         upc: u32,
         at: SimTime,
         mut cell: Cell,
         link: PortId,
-        eager: bool,
     ) {
         let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
         if upc != crate::atm::NO_UPC {
@@ -155,10 +159,8 @@ impl Simulation {
         let cell = cell.relabelled(label, slot);
         if !self.abr_switching {
             self.offer_to_port(port, at, cell);
-        } else if eager {
-            self.enter_switch_abr_eager(port, at, cell, link);
         } else {
-            self.enter_switch_abr_arrived(port, at, cell, link);
+            self.enter_switch_abr(port, at, cell, link, EAGER);
         }
     }
 
@@ -190,21 +192,6 @@ impl Simulation {
         } else {
             self.offer_at(port, at, cell);
         }
-    }
-
-    /// [`enter_switch_abr`](Self::enter_switch_abr) for a cell taken ahead
-    /// of time, and below for one taken at its arrival: apart, so that
-    /// each path's branches are its own (sharing them, the two kinds of
-    /// cell, which alternate at random, made each branch on `eager` a
-    /// likely misprediction).
-    #[inline(never)]
-    fn enter_switch_abr_eager(&mut self, port: PortId, at: SimTime, cell: Cell, link: PortId) {
-        self.enter_switch_abr(port, at, cell, link, true);
-    }
-
-    #[inline(never)]
-    fn enter_switch_abr_arrived(&mut self, port: PortId, at: SimTime, cell: Cell, link: PortId) {
-        self.enter_switch_abr(port, at, cell, link, false);
     }
 
     /// Offers `cell` to port `p` as arriving at `at` (now, or later for an
