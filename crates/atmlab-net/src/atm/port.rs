@@ -435,6 +435,9 @@ pub struct Port {
     /// ends, which AAL5 acts on, and RM cells, which the ABR end system
     /// acts on at once).
     due: VecDeque<SimTime>,
+    /// Into a host: when the RM cells among them arrive (what an ABR end
+    /// that sends ahead must not pass: `sim/abr.rs`).
+    rm_due: VecDeque<SimTime>,
     loss: LinkLoss,
     queues: Vec<VecDeque<Cell>>,
     policies: [DropPolicy; 4],
@@ -518,6 +521,7 @@ impl Port {
             channel: VecDeque::with_capacity(64),
             to_host: false,
             due: VecDeque::new(),
+            rm_due: VecDeque::new(),
             loss: LinkLoss::None,
             stats: PortStats::default(),
         }
@@ -1027,6 +1031,9 @@ impl Port {
         if !cell.needs_host_event() {
             return None;
         }
+        if cell.pti().is_rm() {
+            self.rm_due.push_back(arrival);
+        }
         self.due.push_back(arrival);
         (self.due.len() == 1).then_some(arrival)
     }
@@ -1084,6 +1091,25 @@ impl Port {
         on_link.map_or(unsent, |&t| t.min(unsent))
     }
 
+    /// Into a host, as [`quiet_until`](Self::quiet_until) but for RM cells
+    /// only: no RM cell reaches the host from this link before this (frame
+    /// ends may).
+    pub fn quiet_until_rm(&self, now: SimTime) -> SimTime {
+        debug_assert!(self.to_host);
+        let first_slot = match self.slot_due(now, true) {
+            Some(s) => s.min(now),
+            None => now,
+        };
+        let unsent = first_slot.saturating_add(self.cell_time).saturating_add(self.delay);
+        self.rm_due.front().map_or(unsent, |&t| t.min(unsent))
+    }
+
+    /// Into a host: the RM cell that was due has been taken.
+    #[inline]
+    pub fn took_rm(&mut self) {
+        self.rm_due.pop_front();
+    }
+
     /// Into a host: the frame end or RM cell that was due has been taken;
     /// returns the arrival time of the next one, if any.
     #[inline]
@@ -1113,7 +1139,7 @@ impl Port {
     /// frame ends of a link into a host.
     pub fn cell_capacity(&self) -> u64 {
         let queues: usize = self.queues.iter().map(VecDeque::capacity).sum();
-        (queues + self.channel.capacity() + self.due.capacity()) as u64
+        (queues + self.channel.capacity() + self.due.capacity() + self.rm_due.capacity()) as u64
     }
 
     /// Slots that start strictly before `t`: the cells the port could have

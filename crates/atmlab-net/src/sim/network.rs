@@ -90,6 +90,9 @@ impl Simulation {
                     unreachable!("a link into a host carries host-bound cells")
                 };
                 if cell.needs_host_event() {
+                    if cell.pti().is_rm() {
+                        port.took_rm();
+                    }
                     self.counts.cell_hops += 1;
                     self.host_receive(host, vc, cell);
                     break;
