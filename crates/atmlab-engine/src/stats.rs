@@ -48,8 +48,15 @@ impl TimeAverage {
         if until.as_ps() == 0 {
             return 0.0;
         }
+        self.area_until(until) as f64 / until.as_ps() as f64
+    }
+
+    /// The exact integral over `[0, until]` (value-picoseconds): the areas
+    /// of quantities that add up add up, so the average of a sum can be
+    /// had from its parts' without keeping it.
+    pub fn area_until(&self, until: SimTime) -> u128 {
         let tail = u128::from(self.value) * u128::from(until.as_ps().saturating_sub(self.since.as_ps()));
-        (self.area + tail) as f64 / until.as_ps() as f64
+        self.area + tail
     }
 }
 
@@ -75,6 +82,7 @@ mod tests {
         assert_eq!(q.mean(SimTime::from_ps(40)), (4.0 * 20.0 + 2.0 * 10.0) / 40.0);
         assert_eq!(q.max(), 4);
         assert_eq!(q.value(), 2);
+        assert_eq!(q.area_until(SimTime::from_ps(40)), 4 * 20 + 2 * 10);
     }
 
     #[test]

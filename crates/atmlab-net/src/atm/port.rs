@@ -364,7 +364,8 @@ pub struct PortStats {
     pub lost_on_link: u64,
     /// Counters per category.
     pub per_category: [CategoryCounts; 4],
-    /// Cells queued over time (all queues; slotted mode only).
+    /// Cells queued over time (all queues; slotted mode only, and not kept
+    /// with per-category counts: `Port::mean_queue` sums theirs).
     pub occupancy: TimeAverage,
     /// Cells queued per category over time (kept only by a slotted port with
     /// VCs of more than one category; with one, the port's `occupancy` is
@@ -641,6 +642,12 @@ impl Port {
     /// [`settle`](Self::settle) at `end`).
     pub fn mean_queue(&self, end: SimTime) -> f64 {
         match self.mode {
+            // With one queue count per category, the whole queue's is
+            // not kept: its area is the sum of theirs, exactly.
+            PortMode::Slotted if self.per_category => {
+                let area: u128 = self.stats.category_occupancy.iter().map(|o| o.area_until(end)).sum();
+                if end.as_ps() == 0 { 0.0 } else { area as f64 / end.as_ps() as f64 }
+            }
             PortMode::Slotted => self.stats.occupancy.mean(end),
             PortMode::Pipelined => {
                 // Each accepted cell waited from arrival to its slot; the ones
@@ -750,10 +757,11 @@ impl Port {
                         vc.occupancy += 1;
                         self.queued += 1;
                         self.max_queued = self.max_queued.max(self.queued);
-                        self.stats.occupancy.set(now, u64::from(self.queued));
                         if self.per_category {
                             self.category_queued[c] += 1;
                             self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+                        } else {
+                            self.stats.occupancy.set(now, u64::from(self.queued));
                         }
                         self.queues[cell_queue].push_back(cell);
                         if self.busy {
@@ -829,10 +837,11 @@ impl Port {
         }
         self.pool_occ[pool] -= 1;
         self.queued -= 1;
-        self.stats.occupancy.set(now, u64::from(self.queued));
         if self.per_category {
             self.category_queued[c] -= 1;
             self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+        } else {
+            self.stats.occupancy.set(now, u64::from(self.queued));
         }
         self.stats.cells_out += 1;
         self.last_tx = now;
