@@ -32,8 +32,10 @@
 //! in every cache by the time its frame reached the receiver, which reads
 //! it first: a miss to memory per frame, some 4 % of that run. Made at the
 //! first cell, from a slot the table freed moments before, it is still
-//! warm at the receiver a link delay later; the held frames themselves are
-//! read in order, which the processor's prefetching follows. The run's
+//! warm at the receiver a link delay later. The held frames themselves
+//! are read in order, each asked for (`atmlab_engine::hint::prefetch`)
+//! when the one before it starts, so that reading them does not wait on
+//! memory either. The run's
 //! results count a held frame as sent and in flight, and the table keeps
 //! room for every held frame (a host stops the run at the same point as
 //! before if its frames would overflow it).
