@@ -1083,26 +1083,12 @@ impl Port {
         }
     }
 
-    /// No cell put on the link from `now` on reaches the far end before
-    /// this, and of the cells on it none that the far end acts on at once
-    /// (every cell into a switch; a frame end or an RM cell into a host)
-    /// arrives before it either: the far end hears nothing new from this
-    /// link until then. A cell the port sends from now on starts in a slot
-    /// at or after `now`, except the slots of a port that runs them late
-    /// (`arm_wake` runs those before their cells arrive).
-    pub fn quiet_until(&self, now: SimTime) -> SimTime {
-        let first_slot = match self.slot_due(now, true) {
-            Some(s) => s.min(now),
-            None => now,
-        };
-        let unsent = first_slot.saturating_add(self.cell_time).saturating_add(self.delay);
-        let on_link = if self.to_host { self.due.front() } else { self.channel.front().map(|(t, _)| t) };
-        on_link.map_or(unsent, |&t| t.min(unsent))
-    }
-
-    /// Into a host, as [`quiet_until`](Self::quiet_until) but for RM cells
-    /// only: no RM cell reaches the host from this link before this (frame
-    /// ends may).
+    /// Into a host: no RM cell put on the link from `now` on reaches the
+    /// host before this, and of the RM cells on it none arrives before it
+    /// either (frame ends may: what an ABR end that sends ahead must not
+    /// pass, `sim/abr.rs`). A cell the port sends from now on starts in a
+    /// slot at or after `now`, except the slots of a port that runs them
+    /// late (`arm_wake` runs those before their cells arrive).
     pub fn quiet_until_rm(&self, now: SimTime) -> SimTime {
         debug_assert!(self.to_host);
         let first_slot = match self.slot_due(now, true) {

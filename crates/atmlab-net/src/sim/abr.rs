@@ -263,11 +263,17 @@ impl AbrEnd {
     fn push_waiting(&mut self, w: Waiting, cells: u32, now: SimTime) {
         self.waiting.push_back(w);
         self.waiting_cells += u64::from(cells);
+        let then = self.waiting_cells + self.sent_ahead_of(now);
+        self.max_waiting_cells = self.max_waiting_cells.max(then);
+    }
+
+    /// The data cells sent ahead that go at or after `now` (those before
+    /// it are forgotten: the times asked never go back).
+    fn sent_ahead_of(&mut self, now: SimTime) -> u64 {
         while self.ahead.front().is_some_and(|&t| t < now) {
             self.ahead.pop_front();
         }
-        let then = self.waiting_cells + self.ahead.len() as u64;
-        self.max_waiting_cells = self.max_waiting_cells.max(then);
+        self.ahead.len() as u64
     }
 
     /// Notes the source's ACR at `now` (after anything that may change it).
@@ -502,9 +508,7 @@ impl Simulation {
         // cells of earlier stretches have all gone by now.
         let now = self.now;
         let end = &mut self.abr_ends[e as usize];
-        while end.ahead.front().is_some_and(|&t| t < now) {
-            end.ahead.pop_front();
-        }
+        end.sent_ahead_of(now);
         end.stretch = now;
         let quiet = self.abr_quiet_until(e);
         let mut next = self.abr_slot_run(e, quiet);
@@ -907,38 +911,35 @@ impl Simulation {
         let port = &mut self.ports[p.idx()];
         let category = port.vcs[cell.slot() as usize].category;
         let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
-        if deferred.hp_only {
+        let offer = if deferred.hp_only {
             if matches!(category, ServiceCategory::Cbr | ServiceCategory::Vbr) {
                 deferred.hp.push_back(at);
             }
-            match port.offer(at, cell) {
-                Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-                Offer::Dropped(_) => self.settle_lost(cell),
-                Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
-            }
-            return;
-        }
-        let what = match category {
-            ServiceCategory::Abr => match forward_ccr(&self.rms, &cell) {
-                Some(ccr) => {
-                    deferred.ccrs.push_back(ccr);
-                    Counted::AbrFrm
-                }
-                None => Counted::Abr,
-            },
-            ServiceCategory::Cbr | ServiceCategory::Vbr => Counted::HighPriority,
-            ServiceCategory::Ubr => Counted::Nothing,
+            port.offer(at, cell)
+        } else {
+            let what = match category {
+                ServiceCategory::Abr => match forward_ccr(&self.rms, &cell) {
+                    Some(ccr) => {
+                        deferred.ccrs.push_back(ccr);
+                        Counted::AbrFrm
+                    }
+                    None => Counted::Abr,
+                },
+                ServiceCategory::Cbr | ServiceCategory::Vbr => Counted::HighPriority,
+                ServiceCategory::Ubr => Counted::Nothing,
+            };
+            let offer = port.offer(at, cell);
+            let (departs, taken) = match offer {
+                Offer::Departs { arrival, .. } => (arrival, true),
+                _ => (SimTime::ZERO, false),
+            };
+            deferred.pending.push_back(Pending { at, departs, slot: cell.slot(), what, taken });
+            offer
         };
-        let offer = port.offer(at, cell);
-        let (departs, taken) = match offer {
-            Offer::Departs { arrival, .. } => (arrival, true),
-            Offer::Dropped(_) => (SimTime::ZERO, false),
-            Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
-        };
-        deferred.pending.push_back(Pending { at, departs, slot: cell.slot(), what, taken });
         match offer {
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-            _ => self.settle_lost(cell),
+            Offer::Dropped(_) => self.settle_lost(cell),
+            Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
         }
     }
 
