@@ -32,8 +32,20 @@ def test_validate(cli):
 
 
 def test_scenarios_lists_bundled(cli):
+    from atmlab.scenario import bundled_names
+
     p = cli("scenarios")
-    assert "nsource_lan" in p.stdout and "nsource_wan" in p.stdout
+    assert p.returncode == 0
+    for name in bundled_names():  # every one, with its description (the base point's: no "{...}" left)
+        assert name in p.stdout
+    assert "examples/voice_cbr" in p.stdout and "Voice on CBR" in p.stdout
+    assert "Study 000: 1 TCP" in p.stdout and "{n_tcp}" not in p.stdout
+
+
+def test_a_bundled_scenario_in_a_folder_runs_by_name(cli, tmp_path):
+    p = cli("validate", "examples/voice_cbr", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "ok" in p.stdout and "voice_cbr.toml" in p.stdout
 
 
 BAD_INPUTS = {

@@ -9,11 +9,25 @@ from atmlab.scenario import bundled_names, load
 
 
 def test_bundled_scenarios_are_listed_and_valid():
+    """Every shipped scenario file runs by its name, folders included."""
+    from atmlab.scenario import bundled
+
+    root = bundled("x").parent
+    files = sorted(p.relative_to(root).with_suffix("").as_posix() for p in root.rglob("*.toml"))
     names = bundled_names()
-    assert {"nsource_lan", "nsource_wan"} <= set(names)
+    assert names == files and len(names) >= 13
+    assert {"nsource_lan", "examples/voice_cbr", "tcp-abr/wan", "ubr-gr/satellite"} <= set(names)
     for name in names:
         sc = atmlab.validate(name)
-        assert sc.name == name
+        assert sc.source == str(bundled(name))
+
+
+def test_bundled_names_are_not_paths_out_of_the_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for spec in ("../nsource_lan", "examples/../nsource_lan", "/nsource_lan", "examples/", "nope/voice_cbr"):
+        with pytest.raises(atmlab.ScenarioError, match="no bundled scenario of that name"):
+            load(spec)
+    assert load("examples/voice_cbr.toml").name == load("examples/voice_cbr").name
 
 
 def test_file_name_is_the_default_scenario_name(tmp_path, two_hosts):

@@ -21,6 +21,7 @@ from .errors import (
     ResultsDatabaseError,
     ScenarioError,
     SimulationError,
+    UnknownSweep,
 )
 from .result import Result
 from .scenario import load, validate
@@ -42,6 +43,7 @@ __all__ = [
     "SimulationError",
     "Sweep",
     "SweepOutcome",
+    "UnknownSweep",
     "Wire",
     "__version__",
     "cells",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from . import _core
 from .errors import checked_int, core_errors
 from .result import Result
-from .scenario import LoadedScenario, ScenarioLike, load
+from .scenario import ScenarioLike, load
 
 
 def run(
@@ -18,6 +18,7 @@ def run(
     replication: int = 0,
     progress: Callable[[float], object] | None = None,
     pcap: str | os.PathLike[str] | None = None,
+    overrides: Sequence[str] = (),
 ) -> Result:
     """Runs one scenario.
 
@@ -33,7 +34,9 @@ def run(
     (created if missing), receives a packet capture for Wireshark: one pcap
     file per direction of each link ``simulation.capture`` names (every
     link without it), ``<from>-<to>.pcap``; capturing changes no result
-    (docs/experiments.md, "Packet capture").
+    (docs/experiments.md, "Packet capture"). ``overrides``, ``"KEY=VALUE"``
+    strings as ``--set`` takes them (``"simulation.duration=3 s"``), change
+    the scenario as written before it is expanded (:mod:`atmlab.overrides`).
 
     >>> r = run("nsource_lan")          # doctest: +SKIP
     >>> round(r.efficiency, 2)          # doctest: +SKIP
@@ -41,7 +44,7 @@ def run(
     if seed is not None:
         seed = checked_int("seed", seed, 0)
     replication = checked_int("replication", replication, 0)
-    sc = scenario if isinstance(scenario, LoadedScenario) else load(scenario)
+    sc = load(scenario, overrides=overrides)
     try:
         raw = _core.run(sc.to_json(), seed, replication, progress, None if pcap is None else os.fspath(pcap))
     except core_errors() as e:

@@ -64,7 +64,8 @@ class AtmlabGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AtmlabError as e:
-            _fail(str(e))
+            lines = e.lines() if hasattr(e, "lines") else [str(e)]  # a sweep's bad points: a line each
+            _fail(lines[0], lines[1:])
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors and --help: click's own output
         except OSError as e:
@@ -78,9 +79,12 @@ class AtmlabGroup(click.Group):
                   f"traceback): {type(e).__name__}: {e}")
 
 
-def _fail(message: str) -> NoReturn:
-    """One line, whatever the message holds ("[params]" is no markup)."""
+def _fail(message: str, details: list[str] | None = None) -> NoReturn:
+    """One line, whatever the message holds ("[params]" is no markup), and
+    the `details` (one item each) below it."""
     err.print(f"[bold red]error:[/] {escape(' '.join(message.split()))}", soft_wrap=True)
+    for line in details or []:
+        err.print(f"  {escape(' '.join(line.split()))}", soft_wrap=True)
     sys.exit(2)
 
 
@@ -147,7 +151,16 @@ def print_summary(r: Result, description: str | None = None, scenario: dict[str,
             out.print(f"[dim]{escape(s.note)}[/]")
 
 
-SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".join(bundled_names()) + ")"
+def _set_option(f: Any) -> Any:
+    return click.option(
+        "--set", "overrides", multiple=True, metavar="KEY=VALUE",
+        help="Change the scenario as written, at a key path of the file (repeatable, applied in order): "
+             "simulation.duration=\"3 s\", switches[0].port.buffer=\"2000 cells\", params.cat=ubr, "
+             "sweep.mss=[512,9140]. VALUE is a TOML value, or text.")(f)
+
+
+SCENARIO_HELP = ("a scenario file (TOML or JSON), or the name of a bundled scenario (`atmlab scenarios` lists "
+                 "them: nsource_lan, examples/voice_cbr, tcp-abr/wan, ...)")
 
 
 @main.command(help=f"Run SCENARIO and print a summary.\n\nSCENARIO is {SCENARIO_HELP}.")
@@ -161,11 +174,12 @@ SCENARIO_HELP = "a scenario file, or the name of a bundled scenario (" + ", ".jo
 @click.option("--pcap", "pcap", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write a packet capture for Wireshark to this directory: one pcap file per direction of "
                    "each link simulation.capture names (every link without it), <from>-<to>.pcap.")
+@_set_option
 def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_metrics: bool,
-        pcap: Path | None) -> None:
+        pcap: Path | None, overrides: tuple[str, ...]) -> None:
     from .scenario import load
 
-    sc = load(scenario)  # read and expanded once; the run builds it once
+    sc = load(scenario, overrides=overrides)  # read and expanded once; the run builds it once
     if err.is_terminal:
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
@@ -181,16 +195,25 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
         click.echo(r.to_json(indent=2))
     else:
         print_summary(r, sc.data.get("description"), sc.data, all_metrics=all_metrics)
+        if overrides:
+            out.print(f"[dim]with --set {escape(' --set '.join(overrides))}[/]", soft_wrap=True)
 
 
-@main.command()
+@main.command(help="Check SCENARIO completely without running it: the scenario and, for a sweep, every point "
+              f"(each built as its run would build it). SCENARIO is {SCENARIO_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")
-def validate(scenario: str) -> None:
-    """Check SCENARIO completely without running it."""
-    sc = validate_scenario(scenario)
+@_set_option
+def validate(scenario: str, overrides: tuple[str, ...]) -> None:
+    from .sweep import Sweep
+
+    sc = validate_scenario(scenario, overrides=overrides)
     d = sc.data
-    out.print(f"[green]ok[/] {sc.source}: {len(d.get('hosts', []))} hosts, {len(d.get('switches', []))} switches, "
-              f"{len(d.get('links', []))} links, {len(d.get('vcs', []))} VCs, {len(d.get('apps', []))} applications")
+    size = (f"{len(d.get('hosts', []))} hosts, {len(d.get('switches', []))} switches, {len(d.get('links', []))} "
+            f"links, {len(d.get('vcs', []))} VCs, {len(d.get('apps', []))} applications")
+    if sc.is_sweep:
+        s = Sweep(sc)  # builds every point; every bad one is named
+        size += f"; every one of the sweep's {len(s.points)} points is valid"
+    out.print(f"[green]ok[/] {escape(sc.source)}: {size}")
 
 
 @main.command()
@@ -246,12 +269,27 @@ def cells(payload: int, proto: str, mtu: int, encap: str, fragmentation: str, as
 
 @main.command()
 def scenarios() -> None:
-    """List the scenarios shipped with atmlab."""
+    """List the scenarios shipped with atmlab, each with its description.
+
+    Each runs by its name: `atmlab run examples/voice_cbr`,
+    `atmlab sweep ubr-gr/wan`; `atmlab validate NAME` shows its size.
+    """
     from .scenario import bundled, load
 
+    rows = []
     for name in bundled_names():
-        desc = load(bundled(name)).data.get("description", "")
-        out.print(f"[bold]{name}[/]  {desc}")
+        sc = load(bundled(name))
+        desc = str(sc.data.get("description", ""))
+        if sc.is_sweep:
+            desc += f" [a sweep of {len(list(_points(sc)))} points]"
+        rows.append([escape(name), escape(desc)])
+    _print_table(f"{len(rows)} bundled scenarios (atmlab run NAME)", ["name", "description"], rows, [True, True])
+
+
+def _points(sc: Any) -> list[Any]:
+    from .expand import points
+
+    return points(sc.source, sc.template)
 
 
 @main.command()
@@ -343,14 +381,17 @@ def _kib(size: str) -> str:
 @click.option("--ci-metric", default="efficiency", show_default=True, help="The metric --ci-target applies to.")
 @click.option("--max-replications", type=COUNT, default=30, show_default=True,
               help="The cap for --ci-target.")
-@click.option("--dry-run", is_flag=True, help="List the points and runs without running them.")
+@click.option("--dry-run", is_flag=True,
+              help="Check every point (built as its run would build it) and list the points and runs; run nothing.")
+@_set_option
 def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: int | None, dask: str | None,
-          ci_target: float | None, ci_metric: str, max_replications: int, dry_run: bool) -> None:
+          ci_target: float | None, ci_metric: str, max_replications: int, dry_run: bool,
+          overrides: tuple[str, ...]) -> None:
     if max_replications < replications:
         raise click.BadParameter("is below --replications", param_hint="--max-replications")
     s = Sweep(scenario, replications=replications, seed=seed, ci_target=ci_target, ci_metric=ci_metric,
-              max_replications=max_replications)
-    out.print(f"[bold]{s.name}[/]: {len(s.points)} points x {s.replications} replications = "
+              max_replications=max_replications, overrides=overrides)
+    out.print(f"[bold]{escape(s.label)}[/]: {len(s.points)} points x {s.replications} replications = "
               f"{len(s.points) * s.replications} runs (seed {s.seed})"
               + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {max_replications})"
                  if ci_target else ""))
@@ -386,31 +427,37 @@ def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: in
         sys.exit(1)
 
 
-def _which_sweep(db: Path, sweep_name: str | None, every: bool) -> tuple[str | None, str]:
-    """The sweep `results` and `report` work on: `sweep_name`, every one
-    (`every`: None), or the one stored last; and a note saying which, when
-    the database holds more than one."""
+def _which_sweep(db: Path, which: str | None, every: bool) -> tuple[int | None, str]:
+    """The sweep `results` and `report` work on (its id): `which` (an id
+    or a name: the latest sweep of that name), every one (`every`: None),
+    or the one used last; and a note saying which, when the database holds
+    more than one. A sweep is one scenario's points: an edited scenario run
+    under its old name is another sweep, never pooled with the old one."""
+    from .errors import UnknownSweep
     from .store import Store
 
-    if sweep_name and every:
-        raise click.UsageError("give --sweep NAME or --all, not both")
+    if which and every:
+        raise click.UsageError("give --sweep NAME|ID or --all, not both")
     with Store(db) as store:
-        info = store.sweep_info()
-    names = [i.name for i in info]
-    if every:
-        return None, f"all {len(names)} sweeps" if len(names) > 1 else ""
-    if sweep_name is not None:
-        if sweep_name not in names:
-            raise AtmlabError(f"{db}: no sweep named {sweep_name!r} (it holds: {', '.join(names) or 'none'}; "
-                              "--list lists them)")
-        return sweep_name, ""
-    if not names:
-        return None, ""
-    latest = names[-1]
-    if len(names) == 1:
-        return latest, ""
-    return latest, (f"sweep {latest}, the latest of {len(names)} in {db} (--sweep NAME for another, --all for "
-                    "every one; atmlab results --list lists them)")
+        info = store.sweep_info(differs=False)
+        if every:
+            return None, f"all {len(info)} sweeps, each on its own" if len(info) > 1 else ""
+        if not info:
+            return None, ""
+        try:
+            chosen = store.find_sweep(which if which is not None else "latest")
+        except UnknownSweep as e:
+            raise AtmlabError(str(e)) from None
+    same = [i for i in info if i.name == chosen.name]
+    notes = []
+    if which is None and len(info) > 1:
+        notes.append(f"sweep {chosen.label}, the latest of {len(info)} in {db} (--sweep NAME|ID for another, "
+                     "--all for every one; atmlab results --list lists them)")
+    if len(same) > 1:
+        others = ", ".join(f"#{i.sweep_id}" for i in same if i.sweep_id != chosen.sweep_id)
+        notes.append(f"{len(same)} sweeps are named {chosen.name}, each another scenario, never pooled: this is "
+                     f"#{chosen.sweep_id}; the others are {others} (--sweep ID; --list says what differs)")
+    return chosen.sweep_id, "\n".join(notes)
 
 
 def _print_sweep_list(db: Path) -> None:
@@ -418,20 +465,41 @@ def _print_sweep_list(db: Path) -> None:
 
     with Store(db) as store:
         info = store.sweep_info()
-    _print_table(f"{len(info)} sweep{'s' if len(info) != 1 else ''} in {db}, the latest last",
-                 ["sweep", "points", "runs", "failed", "last run finished (UTC)"],
-                 [[escape(i.name), display.number(i.points), display.number(i.runs), display.number(i.runs - i.ok),
-                   (i.last_finished_at or "")[:19].replace("T", " ")] for i in info],
-                 [True, False, False, False, False])
+    _print_table(f"{len(info)} sweep{'s' if len(info) != 1 else ''} in {db}, the one used last at the end",
+                 ["id", "sweep", "created (UTC)", "points", "runs", "failed", "last run finished (UTC)",
+                  "differs from the sweep of that name before it"],
+                 [[f"#{i.sweep_id}", escape(i.name), (i.created_at or "")[:19].replace("T", " "),
+                   display.number(i.points), display.number(i.runs), display.number(i.runs - i.ok),
+                   (i.last_finished_at or "")[:19].replace("T", " "),
+                   escape(i.differs + (f" (with --set {' '.join(i.overrides)})" if i.overrides else ""))]
+                  for i in info],
+                 [False, True, True, False, False, False, True, True])
+
+
+def _mixed_builds(df: "pd.DataFrame") -> str:
+    """A warning if the runs shown come from more than one atmlab build."""
+    if df.empty or "git_commit" not in df:
+        return ""
+    builds = df[["atmlab_version", "git_commit"]].fillna("?").drop_duplicates()
+    if len(builds) < 2:
+        return ""
+    names = ", ".join(f"{v} at {str(c)[:10]}" for v, c in builds.itertuples(index=False))
+    return f"warning: these runs come from {len(builds)} atmlab builds ({names}): if the model changed between them, " \
+           "re-run into a new database"
 
 
 @main.command(help="List the runs of a sweep in a results database, or export them (one row per run, in point "
-              "order). By default the sweep stored last; --sweep NAME or --all for others, --list to list them.")
+              "order). By default the sweep used last; --sweep NAME|ID or --all for others, --list to list them. "
+              "A sweep is one scenario's points: a scenario edited and run again under its old name is a new "
+              "sweep, never pooled with the old one.")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="Results database.")
-@click.option("--sweep", "sweep_name", default=None, help="This sweep (the scenario name) rather than the latest.")
+@click.option("--sweep", "sweep_name", default=None, metavar="NAME|ID",
+              help="This sweep rather than the latest: its id (--list), or its name for the latest of that name.")
 @click.option("--all", "every", is_flag=True, help="Every sweep in the database.")
-@click.option("--list", "listing", is_flag=True, help="List the sweeps in the database and stop.")
+@click.option("--list", "listing", is_flag=True,
+              help="List the sweeps in the database (id, dates, runs, what differs from the one of the same name "
+                   "before) and stop.")
 @click.option("--status", type=click.Choice(["ok", "failed"]), default=None, help="Only runs with this status.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the table as CSV (numbers in base units; a swept quantity's unit in its header).")
@@ -448,7 +516,10 @@ def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status
     chosen, note = _which_sweep(db, sweep_name, every)
     df = load_results(db, sweep=chosen, status=status, all_metrics=all_metrics)
     if note:
-        out.print(note, soft_wrap=True)
+        out.print(escape(note), soft_wrap=True)
+    mixed = _mixed_builds(df)
+    if mixed:
+        err.print(f"[yellow]{escape(mixed)}[/]", soft_wrap=True)
     if csv_path or parquet_path:
         table = _with_units(df)
         if csv_path:
@@ -458,8 +529,8 @@ def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status
             table.to_parquet(parquet_path, index=False)
             out.print(f"wrote {len(df)} runs to {parquet_path}")
         return
-    _print_runs(df, title=f"{len(df)} runs" + (f" of {chosen}" if chosen else "") + f" in {db}; --csv or "
-                "--parquet for every column")
+    label = f" of sweep {df['sweep'].iloc[0]} #{chosen}" if chosen is not None and not df.empty else ""
+    _print_runs(df, title=f"{len(df)} runs{label} in {db}; --csv or --parquet for every column")
 
 
 def _with_units(df: "pd.DataFrame") -> "pd.DataFrame":
@@ -481,8 +552,8 @@ def _print_runs(df: "pd.DataFrame", title: str) -> None:
     units = {**df.attrs.get("units", {}), **df.attrs.get("metric_units", {})}
     failed = "status" in df and (df["status"] != "ok").any()
     cols: list[tuple[str, list[str]]] = []
-    if df["sweep"].nunique() > 1:
-        cols.append(("sweep", df["sweep"].astype(str).tolist()))
+    if "sweep_id" in df and df["sweep_id"].nunique() > 1:
+        cols.append(("sweep", [f"{n} #{i}" for n, i in zip(df["sweep"], df["sweep_id"], strict=True)]))
     cols += [("run", [display.number(v) for v in df["run_id"]]), ("point", [display.number(v) for v in df["point"]]),
              ("rep", [display.number(v) for v in df["replication"]])]
     for c in params:
@@ -500,13 +571,16 @@ def _print_runs(df: "pd.DataFrame", title: str) -> None:
 
 
 @main.command(help="Write figures (PNG) and a self-contained HTML page for a sweep of a results database: by "
-              "default the sweep stored last; --sweep NAME or --all for others.")
+              "default the sweep used last; --sweep NAME|ID or --all for others (each sweep on its own: runs of "
+              "two scenarios are never averaged together).")
 @click.option("--db", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=DEFAULT_DB,
               show_default=True, help="Results database.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for the figures and index.html.")
-@click.option("--sweep", "sweep_name", default=None, help="This sweep (the scenario name) rather than the latest.")
-@click.option("--all", "every", is_flag=True, help="Every sweep in the database.")
+@click.option("--sweep", "sweep_name", default=None, metavar="NAME|ID",
+              help="This sweep rather than the latest: its id (atmlab results --list), or its name for the latest "
+                   "of that name.")
+@click.option("--all", "every", is_flag=True, help="Every sweep in the database, each in its own section.")
 @click.option("--x", default=None, help="Parameter on the x axis (default: the first swept).")
 @click.option("--group", default=None, help="Parameter giving one line each (default: the second swept).")
 @click.option("--metric", "metrics", multiple=True,
@@ -520,7 +594,7 @@ def report(db: Path, out_dir: Path, sweep_name: str | None, every: bool, x: str 
     from . import report as report_mod  # matplotlib: imported only when needed
 
     if note:
-        out.print(note, soft_wrap=True)
+        out.print(escape(note), soft_wrap=True)
     try:
         page = report_mod.build(db, out_dir, sweep=chosen, x=x, group=group, metrics=list(metrics) or None,
                                 run_id=run_id)

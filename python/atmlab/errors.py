@@ -61,6 +61,14 @@ class ResultsDatabaseError(AtmlabError):
     file is left as it was (a sweep keeps every run it stored before)."""
 
 
+class UnknownSweep(AtmlabError, KeyError):
+    """A sweep asked for by id or name that the results database does not
+    hold; the message says what it holds. A ``KeyError`` too."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def require_extra(extra: str, feature: str, *modules: str) -> None:
     """Raises an :class:`AtmlabError` naming the extra to install unless one
     of `modules` can be imported: ``require_extra("dask", "the Dask executor

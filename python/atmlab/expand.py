@@ -108,6 +108,15 @@ def scenario_hash(scenario: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(scenario).encode()).hexdigest()[:16]
 
 
+def sweep_hash(points: list[tuple[dict[str, Any], str]], seed: int) -> str:
+    """The identity of a sweep: a stable 16-hex-digit hash of its points
+    (each point's swept values and scenario hash, in order) and its master
+    seed. Two sweeps are the same experiment exactly when it is equal,
+    whatever their names or files say."""
+    doc = {"points": [[params, h] for params, h in points], "seed": seed}
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
+
+
 def is_path(key: str) -> bool:
     return "." in key or "[" in key
 

@@ -16,6 +16,7 @@ import fnmatch
 import html
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -264,20 +265,22 @@ def valid_names(stored: list[str]) -> str:
     return text
 
 
-def build(db: str | Path, out: str | Path, *, sweep: str | None = None, x: str | None = None,
+def build(db: str | Path, out: str | Path, *, sweep: str | int | None = None, x: str | None = None,
           group: str | None = None, metrics: list[str] | None = None, run_id: int | None = None) -> Path:
-    """Writes the figures and ``index.html`` into `out` for `sweep` (every
-    sweep if None); returns the page. An unknown sweep, parameter, metric
+    """Writes the figures and ``index.html`` into `out` for `sweep` (an id,
+    or a name for the latest sweep of that name; every sweep, each in its
+    own section, if None); returns the page. An unknown sweep, parameter, metric
     or run is a KeyError saying what there is."""
     out = Path(out)
     sections: list[tuple[str, list[Figure], pd.DataFrame | None, dict[str, str]]] = []
     with Store(db) as store:  # a missing or refused database leaves no folder behind
-        names = [sweep] if sweep else store.sweeps()
-        if sweep and sweep not in store.sweeps():
-            raise KeyError(f"no sweep named {sweep!r} in {db} (there are: {', '.join(store.sweeps()) or 'none'})")
+        info = store.sweep_info(differs=False)
+        picked = [store.find_sweep(sweep)] if sweep is not None else info
+        named = Counter(i.name for i in info)
         plans = []
-        for name in names:  # every name checked before a figure is drawn
-            runs = store.runs(sweep=name, status="ok", all_metrics=metrics is not None)
+        for sw in picked:  # every sweep checked before a figure is drawn; each on its own, never pooled
+            name = sw.name if named[sw.name] == 1 else sw.label
+            runs = store.runs(sweep=sw.sweep_id, status="ok", all_metrics=metrics is not None)
             if runs.empty:
                 continue
             params = [c for c in _param_columns(runs) if runs[c].nunique(dropna=False) > 1]
@@ -285,7 +288,7 @@ def build(db: str | Path, out: str | Path, *, sweep: str | None = None, x: str |
                 if p is not None and p not in _param_columns(runs):
                     raise KeyError(f"{p!r} is not a parameter of sweep {name!r} (it has: {', '.join(params)})")
             plans.append((name, runs, params, chosen_metrics(runs, metrics, name)))
-        if run_id is not None and not any(run_id in set(store.runs(sweep=n).run_id) for n in names):
+        if run_id is not None and not any(run_id in set(store.runs(sweep=sw.sweep_id).run_id) for sw in picked):
             raise KeyError(f"no run {run_id} in {db}")
         out.mkdir(parents=True, exist_ok=True)
         for name, runs, params, chosen in plans:

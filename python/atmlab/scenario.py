@@ -20,7 +20,7 @@ import math
 import os
 import tomllib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -29,8 +29,9 @@ from typing import Any, Union
 from . import _core
 from .errors import AtmlabError, ScenarioError, from_core
 from .expand import Origins, instantiate, key_path, locate
+from .overrides import apply as apply_overrides
 
-ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "LoadedScenario"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class LoadedScenario:
     data: dict[str, Any]
     source: str
     origins: Origins
+    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE applied to the file, in order
 
     @property
     def name(self) -> str:
@@ -65,15 +67,27 @@ class LoadedScenario:
 
 
 def bundled(name: str) -> Path:
-    """The path of a scenario shipped with atmlab (``nsource_lan``, ...)."""
+    """The path of a scenario shipped with atmlab, by its name: the file's
+    path under the bundled folder without ``.toml`` (``nsource_lan``,
+    ``examples/voice_cbr``, ``tcp-abr/wan``)."""
     ref = resources.files("atmlab") / "scenarios" / f"{name.removesuffix('.toml')}.toml"
     return Path(str(ref))
 
 
 def bundled_names() -> list[str]:
-    """Names of the scenarios shipped with atmlab."""
-    folder = resources.files("atmlab") / "scenarios"
-    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+    """Names of the scenarios shipped with atmlab, folders included
+    (``examples/voice_cbr``): every one runs by that name."""
+    root = Path(str(resources.files("atmlab") / "scenarios"))
+    return sorted(p.relative_to(root).with_suffix("").as_posix() for p in root.rglob("*.toml"))
+
+
+def _bundled_name(spec: str) -> str | None:
+    """`spec` as the name of a bundled scenario, if it can be one: a
+    relative path of plain names, with or without ``.toml``."""
+    parts = spec.removesuffix(".toml").replace(os.sep, "/").split("/")
+    if not all(p and p not in (".", "..") for p in parts):
+        return None
+    return "/".join(parts)
 
 
 def resolve(spec: str | os.PathLike[str]) -> Path:
@@ -81,28 +95,38 @@ def resolve(spec: str | os.PathLike[str]) -> Path:
     path = Path(spec)
     if path.exists():
         return path
-    if not path.suffix and os.sep not in str(spec) and bundled(str(spec)).exists():
-        return bundled(str(spec))
-    raise ScenarioError(str(spec), "", "no such file (and no bundled scenario of that name: "
-                        + ", ".join(bundled_names()) + ")")
+    name = _bundled_name(str(spec))
+    if name is not None and bundled(name).is_file():
+        return bundled(name)
+    raise ScenarioError(str(spec), "", "no such file, and no bundled scenario of that name (`atmlab scenarios` "
+                        "lists them: " + ", ".join(bundled_names()) + ")")
 
 
-def _loaded(template: dict[str, Any], source: str) -> LoadedScenario:
+def _loaded(template: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> LoadedScenario:
+    if overrides:
+        template = apply_overrides(source, template, overrides)
     _read_rate_files(source, template)
     data, origins = instantiate(source, template, {})
-    return LoadedScenario(template, data, source, origins)
+    return LoadedScenario(template, data, source, origins, tuple(overrides))
 
 
-def load(scenario: ScenarioLike) -> LoadedScenario:
+def load(scenario: ScenarioLike, *, overrides: Sequence[str] = ()) -> LoadedScenario:
     """Reads a scenario from a TOML file, a JSON file (``.json``: the same
-    structure), a bundled scenario name, or a mapping."""
+    structure), a bundled scenario name, or a mapping; then applies the
+    `overrides` (``"KEY=VALUE"`` strings, what ``--set`` gives: see
+    :mod:`atmlab.overrides`) in order."""
+    if isinstance(overrides, str):
+        raise ScenarioError("--set", "", "overrides are a list of KEY=VALUE strings, not one string")
+    if isinstance(scenario, LoadedScenario):
+        return _loaded(scenario.template, scenario.source, (*scenario.overrides, *overrides)) if overrides \
+            else scenario
     if isinstance(scenario, Mapping):
         try:
             template = json.loads(json.dumps(dict(scenario)))  # a deep, JSON-clean copy
         except (TypeError, ValueError) as e:
             raise ScenarioError("<dict>", "", f"not plain data: {e}") from None
         template.setdefault("name", "scenario")
-        return _loaded(template, "<dict>")
+        return _loaded(template, "<dict>", overrides)
     path = resolve(scenario)
     try:
         text = path.read_text(encoding="utf-8")
@@ -110,7 +134,7 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
         raise ScenarioError(str(path), "", f"cannot read: {e}") from None
     data = _parse_json(str(path), text) if path.suffix.lower() == ".json" else _parse_toml(str(path), text)
     data.setdefault("name", path.stem)
-    return _loaded(data, str(path))
+    return _loaded(data, str(path), overrides)
 
 
 def _parse_toml(source: str, text: str) -> dict[str, Any]:
@@ -157,9 +181,10 @@ def core_error(source: str, e: BaseException, origins: Origins | None = None) ->
     return from_core(e, source, lambda path: locate(origins or {}, path))
 
 
-def validate(scenario: ScenarioLike, *, seed: int | None = None) -> LoadedScenario:
-    """Checks a scenario completely (schema, values, topology) without running it."""
-    sc = load(scenario)
+def validate(scenario: ScenarioLike, *, seed: int | None = None, overrides: Sequence[str] = ()) -> LoadedScenario:
+    """Checks a scenario's base run completely (schema, values, topology)
+    without running it; :func:`check_points` checks every point of a sweep."""
+    sc = load(scenario, overrides=overrides)
     try:
         _core.validate(sc.to_json(), seed)
     except _core.CoreScenarioError as e:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import _core, expand
 from .errors import ArgumentError, ScenarioError, checked_int
 from .executors import Executor, make
+from .overrides import check_swept
 from .records import RunRecord, RunSpec
 from .scenario import ScenarioLike, core_error, load
 from .stats import summarize, summarize_frame, t_halfwidth
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 # Columns of `results()` and `Sweep.summary()` that are not parameters: a
 # parameter may not take one of these names.
 RESULT_COLUMNS = frozenset({
-    "run_id", "sweep", "scenario_hash", "point", "replication", "seed", "status", "error", "wall_s", "runs",
+    "run_id", "sweep", "sweep_id", "scenario_hash", "point", "replication", "seed", "status", "error", "wall_s", "runs",
     "atmlab_version", "git_commit", "git_dirty", "started_at", "finished_at", *RUN_METRICS,
 })
 
@@ -118,6 +119,7 @@ class Sweep:
         ci_target: float | None = None,
         ci_metric: str = "efficiency",
         max_replications: int = 30,
+        overrides: Sequence[str] = (),
     ) -> None:
         replications = checked_int("replications", replications, 1)
         max_replications = checked_int("max_replications", max_replications, 1)
@@ -128,11 +130,13 @@ class Sweep:
         if ci_target is not None and (isinstance(ci_target, bool) or not isinstance(ci_target, int | float)
                                       or not ci_target > 0):
             raise ArgumentError(f"ci_target must be a positive number, not {ci_target!r}")
-        sc = load(scenario)
+        sc = load(scenario, overrides=overrides)
         self.source = sc.source
+        self.overrides = sc.overrides
         self.template = sc.template
         self.name = sc.name
         self.param_names = list(expand.iter_param_names(sc.template, sc.source))
+        check_swept(sc.source, self.overrides, self.param_names)
         for name in self.param_names:
             if name in RESULT_COLUMNS:
                 raise ScenarioError(sc.source, f"sweep.{name}",
@@ -149,28 +153,17 @@ class Sweep:
         self.ci_metric = ci_metric
         self.max_replications = max_replications
         self._jsons = {p.scenario_hash: expand.canonical_json(p.scenario) for p in self.points}
-        self._validate()
-
-    def _validate(self) -> None:
-        """Checks the first point: a mistake of the whole template (the most
-        common kind) is then one error before anything runs. Every point is
-        built once more by its own run, the only time for all the others: a
-        point the core refuses is a failed run with its message, and the
-        sweep goes on."""
-        p = self.points[0]
-        try:
-            _core.validate(self._jsons[p.scenario_hash], self.seed)
-        except _core.CoreScenarioError as e:
-            err = core_error(self.source, e, p.origins)
-            assert isinstance(err, ScenarioError)
-            where = err.path
-            if p.params:
-                where = f"{where} (at {_fmt_params(p.params)})" if where else f"at {_fmt_params(p.params)}"
-            raise ScenarioError(self.source, where, err.message) from None
+        self.sweep_hash = expand.sweep_hash([(p.params, p.scenario_hash) for p in self.points], self.seed)
+        check_points(self.source, self.points, self._jsons, self.seed)
 
     def __repr__(self) -> str:
         return (f"<Sweep {self.name}: {len(self.points)} points x {self.replications} replications, "
                 f"params {self.param_names}>")
+
+    @property
+    def label(self) -> str:
+        """The sweep's name and the start of its hash (its identity)."""
+        return f"{self.name} ({self.sweep_hash[:8]})"
 
     def _repr_html_(self) -> str:
         from .notebook import sweep_html
@@ -210,6 +203,7 @@ class Sweep:
         try:
             with Store(db, write=True) as store:
                 outcome = SweepOutcome(points=len(self.points), runs=0)
+                self._register(store, prov)
                 try:
                     batch = self.specs()
                     while batch:
@@ -269,17 +263,21 @@ class Sweep:
             more += [self.spec(p, r) for r in range(n_have, min(need, self.max_replications))]
         return more
 
+    def _register(self, store: Store, prov: dict[str, Any]) -> int:
+        """Stores the sweep (its identity, file, overrides, points) if the
+        database does not hold it yet; its id."""
+        return store.register_sweep(
+            sweep_hash=self.sweep_hash, name=self.name, seed=self.seed,
+            points=[(p.index, p.scenario_hash, self._jsons[p.scenario_hash], p.params) for p in self.points],
+            param_names=self.param_names, source=self.source, overrides=self.overrides, provenance=prov)
+
     def _runs(self, store: Store, status: str | None = "ok") -> pd.DataFrame:
-        df = store.runs(sweep=self.name, status=status)
-        if df.empty:
-            return df
-        # In the sweep's point order, then by replication: the database holds
-        # them in the order parallel workers finished.
-        order = {p.scenario_hash: i for i, p in enumerate(self.points)}
-        mine = df[df.scenario_hash.isin(order.keys()) & (df.seed == self.seed)]
-        rank = mine.scenario_hash.map(order)
-        return mine.assign(_point=rank).sort_values(["_point", "replication"], kind="stable").drop(
-            columns="_point").reset_index(drop=True)
+        """This sweep's runs (the runs of its points' scenarios at its
+        seed), in point order, then by replication."""
+        sweep_id = store.sweep_id(self.sweep_hash)
+        if sweep_id is None:  # never run into this database: no rows, the columns of one
+            return store.runs(run_id=-1)
+        return store.runs(sweep=sweep_id, status=status).reset_index(drop=True)
 
     def results(self, db: str | Path = DEFAULT_DB, status: str | None = None) -> pd.DataFrame:
         """One row per stored run of this sweep (see :func:`atmlab.results`)."""
@@ -303,17 +301,60 @@ def results(db: str | Path = DEFAULT_DB, *, sweep: str | None = None, status: st
     scenario_hash, replication, seed, status`` and more, the swept
     parameters, and the run-level metrics (all stored metrics, per
     connection and port too, with ``all_metrics``). ``sweep`` picks one
-    sweep by name, or ``"latest"`` the one stored last (what ``atmlab
-    results`` shows by default); without it, every sweep. The database is
+    sweep: by id (``3`` or ``"#3"``), by name (the latest sweep of that
+    name: an edited scenario run under its old name is another sweep), or
+    ``"latest"`` the one used last (what ``atmlab results`` shows by
+    default); without it, every sweep, one after the other. An unknown
+    sweep is a KeyError saying what the database holds. The database is
     opened read-only; a missing, foreign or damaged one is a
     :class:`ResultsDatabaseError`."""
     with Store(db) as store:
-        if sweep == "latest":
-            sweep = store.latest_sweep()
-            if sweep is None:
-                return store.runs(status=status, all_metrics=all_metrics)
+        if sweep == "latest" and not store.sweep_info():
+            return store.runs(status=status, all_metrics=all_metrics)
         return store.runs(sweep=sweep, status=status, all_metrics=all_metrics)
 
 
 def _fmt_params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v!r}" for k, v in params.items())
+
+
+class InvalidPoints(ScenarioError):
+    """Points of a sweep that the core refuses, every one with its swept
+    values, key path and message (``problems``: one
+    :class:`ScenarioError` each, its path ending ``(point 3, buffer =
+    10)``). ``path`` and ``message`` are the first problem's; nothing has
+    run."""
+
+    def __init__(self, source: str, problems: list[ScenarioError], n_points: int) -> None:
+        self.problems = problems
+        first = problems[0]
+        super().__init__(source, first.path, first.message)
+        self.head = ("" if n_points == 1 and len(problems) == 1 else
+                     f"{len(problems)} of {n_points} points of the sweep are invalid, so none was run")
+        if self.head:
+            self.args = (f"{source}: {self.head}: " + "; ".join(f"{p.path}: {p.message}" for p in problems),)
+
+    def lines(self) -> list[str]:
+        """The error as a heading and one line per bad point."""
+        if not self.head:
+            return [str(self)]
+        return [f"{self.source}: {self.head}:", *[f"  {p.path}: {p.message}" for p in self.problems]]
+
+
+def check_points(source: str, points: Sequence[expand.Point], jsons: dict[str, str], seed: int | None) -> None:
+    """Builds every point (without simulating it) and raises
+    :class:`InvalidPoints` naming every one the core refuses."""
+    problems: list[ScenarioError] = []
+    for p in points:
+        try:
+            _core.validate(jsons[p.scenario_hash], seed)
+        except _core.CoreScenarioError as e:
+            err = core_error(source, e, p.origins)
+            assert isinstance(err, ScenarioError)
+            where = err.path
+            if len(points) > 1 or p.params:
+                at = f"point {p.index}" + (f", {_fmt_params(p.params)}" if p.params else "")
+                where = f"{where} ({at})" if where else at
+            problems.append(ScenarioError(source, where, err.message))
+    if problems:
+        raise InvalidPoints(source, problems, len(points))
