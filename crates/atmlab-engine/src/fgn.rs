@@ -45,8 +45,9 @@
 //!   integrating it to `γ(0)`, `γ(1)`, `γ(2)`;
 //! * the Davies–Harte structure and scaling against Zhou & Stoev's MATLAB
 //!   `ffgn.m`, and the embedding by inverting its eigenvalues back to `γ(k)`;
-//! * the generators statistically against the bands of the project's
-//!   research notes (algorithms.md §6.5), see the tests.
+//! * the generators statistically against bands set around reference
+//!   estimates from an independent numpy implementation (docs/models/sources.md,
+//!   "Test vectors"), see the tests.
 //!
 //! ```
 //! use atmlab_engine::RngStreams;
@@ -353,7 +354,7 @@ pub fn normalise(x: &mut [f64]) -> Result<(), FgnError> {
 /// normalised to zero mean and unit variance (population variance, so that
 /// `Σx = 0` and `Σx² = n` up to rounding).
 ///
-/// The method (Paxson 1997; algorithms.md §6.1 of this project):
+/// The method (Paxson 1997; docs/models/sources.md, "Fractional Gaussian noise"):
 /// 1. `f_j = f̂(2πj/n; H)` for `j = 1..n/2` ([`spectral_density`]);
 /// 2. a random periodogram: `z_j = sqrt(f_j E_j) e^{iθ_j}`, `E_j ~ Exp(1)`,
 ///    `θ_j ~ U[0, 2π)` (drawn in that order for each `j`);
@@ -466,7 +467,7 @@ fn embedding_row(n: usize, hurst: f64) -> Vec<f64> {
 /// `n` values of exact FGN with Hurst parameter `hurst` (zero mean, unit
 /// variance in distribution; the sample is *not* normalised, so its sample
 /// mean varies like FGN's, with variance `n^{2H−2}`), by circulant embedding
-/// (Davies & Harte 1987; algorithms.md §6.2 of this project; the structure
+/// (Davies & Harte 1987; docs/models/sources.md; the structure
 /// and scaling match Zhou & Stoev's public MATLAB `ffgn.m`, checked 2026-11,
 /// whose `sqrt(2) N sqrt(λ_0)/sqrt(4n)` is our `sqrt(λ_0/m) N`):
 ///
@@ -580,9 +581,9 @@ fn aggregated_variance(x: &[f64], m: usize) -> f64 {
 /// The variance-time slope `β`: the least-squares slope of `log Var(x^(m))`
 /// against `log m`, where `x^(m)` are the means of non-overlapping blocks of
 /// size `m` (each `m` in `block_sizes`). For FGN `Var(x^(m)) = m^{2H−2}`, so
-/// `β = 2H − 2` and `Ĥ = 1 + β/2` (algorithms.md §6.4; biased low for large
+/// `β = 2H − 2` and `Ĥ = 1 + β/2` (biased low for large
 /// `H` at practical lengths, because each block mean is compared with the
-/// sample mean). The study's check uses 20 log-spaced sizes from 1 to `n/10`
+/// sample mean). The tests use 20 log-spaced sizes from 1 to `n/10`
 /// ([`log_spaced`]).
 ///
 /// Errors: a non-finite series; a block size of 0 or above `n/2`; fewer than
@@ -621,14 +622,14 @@ fn block_rescaled_range(block: &[f64]) -> Option<f64> {
 /// The rescaled-range (R/S) estimate of `H`: for each block length `d` in
 /// `block_sizes`, the mean of `R/S` over the non-overlapping blocks of
 /// length `d`; `Ĥ` is the least-squares slope of `log(R/S)` against `log d`
-/// (Hurst 1951, Mandelbrot & Wallis 1969; algorithms.md §6.4). Short blocks
-/// are biased, so sizes below 10 are rejected; the study's check uses 15
+/// (Hurst 1951, Mandelbrot & Wallis 1969). Short blocks
+/// are biased, so sizes below 10 are rejected; the tests use 15
 /// log-spaced lengths from 10 to `n/4`.
 ///
 /// Errors: a non-finite series; a length below 10 or above `n/2`; fewer than
 /// two distinct lengths; a length at which every block is constant.
 pub fn rescaled_range_hurst(x: &[f64], block_sizes: &[usize]) -> Result<f64, FgnError> {
-    /// R/S is biased for short blocks (algorithms.md §6.4: skip d < 10).
+    /// R/S is biased for short blocks: skip d < 10.
     const MIN_RS_BLOCK: usize = 10;
     check_blocks(x, block_sizes, MIN_RS_BLOCK)?;
     let mut points = Vec::with_capacity(block_sizes.len());
@@ -655,7 +656,7 @@ const WHITTLE_H_TOL: f64 = 1e-7;
 const WHITTLE_MIN_ORDINATES: usize = 2;
 
 /// Whittle's estimate of `H` for FGN (Whittle 1953; Beran 1994 §5; the
-/// estimator Paxson 1997 validates his method with; algorithms.md §6.4).
+/// estimator Paxson 1997 validates his method with).
 ///
 /// With the periodogram `I_j = |Σ_t x_t e^{−iλ_j t}|² / (2πn)` at
 /// `λ_j = 2πj/n`, `j = 1..⌊(n−1)/2⌋`, it minimises the objective with the
@@ -753,7 +754,7 @@ pub enum FgnMethod {
 }
 
 /// The parameters of one video source's rate sequence (97-0177R2 §4 as
-/// summarised in algorithms.md §6.6): rates `μ + σ x_k` with `x` one
+/// read in docs/models/sources.md, "The rate sequence"): rates `μ + σ x_k` with `x` one
 /// normalised FGN block of `len` values, the values outside `[0, peak]`
 /// skipped. Any unit of rate (the study's are Mbit/s: mean 5, 7.5 or 10,
 /// standard deviation 5, 7 or 5, peak 15, `H = 0.8`).
@@ -839,7 +840,7 @@ impl RateParams {
 /// zero mean and unit variance, scaled to `μ + σ x_k`, and the values
 /// outside `[0, peak]` are skipped (not clipped, not folded: the next value
 /// is taken). The source consumes one rate per inter-MPCR interval
-/// (algorithms.md §6.6 items 1, 2, 6).
+/// (97-0177R2 §4, §4.1; docs/models/sources.md, "The rate sequence").
 ///
 /// The sequence ends (`None`) when the block is used up: choose `len` for the
 /// whole run (the accepted fraction is about

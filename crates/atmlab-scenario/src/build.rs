@@ -28,7 +28,8 @@ use std::path::Path;
 /// Default IP MTU of Classical IP over ATM (RFC 1577).
 pub const DEFAULT_MTU: u64 = 9180;
 /// Default threshold `R` of EPD, Selective Drop and FBA, as a fraction of the
-/// buffer (the OSU UBR+ studies, as recalled in algorithms.md s4; unverified).
+/// buffer (recalled for the OSU UBR+ studies, unverified: atmlab's choice,
+/// docs/models/atm.md, "Threshold default").
 pub const DEFAULT_THRESHOLD_FRACTION: f64 = 0.9;
 /// Default `Z` of Selective Drop and FBA (same source).
 pub const DEFAULT_Z: f64 = 0.8;
@@ -1555,7 +1556,7 @@ fn erica_key(param: &str) -> &str {
     }
 }
 
-/// One source's rates from an FGN block (algorithms.md s6.6): the accepted
+/// One source's rates from an FGN block (docs/models/sources.md, "The rate sequence"): the accepted
 /// values of a block of `length` values, at least `needed` of them (the
 /// most intervals the run holds) unless the list cycles. The default length
 /// is a power of two that holds twice the expected need, at least 2^15.

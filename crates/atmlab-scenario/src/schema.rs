@@ -800,7 +800,8 @@ pub struct VcSpec {
 }
 
 /// `vcs[i].abr`: the TM 4.0 parameters of both directions of an ABR VC
-/// (algorithms.md s2.3; defaults as there, resolved for 97-0177R2 in s1.9).
+/// (TM 4.0 s5.10.2; the defaults and the choices for 97-0177R2 in
+/// docs/models/abr.md).
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbrSpec {
@@ -954,7 +955,7 @@ pub enum RatesSpec {
 
 /// `rates = { fgn = {...} }`: per source, rates `mean + std * x_k` with `x`
 /// a normalised FGN block of `length` values; values outside `[0, peak]`
-/// are skipped (algorithms.md s6.6).
+/// are skipped (docs/models/sources.md).
 #[derive(Clone, Debug, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FgnSpec {

@@ -59,7 +59,7 @@ BOTTLENECK = "sw0->sw1"
 # says why): the maximum queue within a factor 1.5 and the efficiency within
 # 5 points (the issue's report criteria); the VBR throughput within 6 Mbit/s,
 # two standard deviations of the 10 s aggregate mean between video
-# realisations (algorithms.md s6.6: 55.5 +/- 2.9 Mbit/s over 40 seeds), and
+# realisations (docs/models/sources.md: 55.3 +/- 3.0 Mbit/s over 40 seeds), and
 # the ABR capacity with it; the TCP throughput within 15 %, the efficiency's
 # 5 points (about 5 %) plus the ABR capacity's spread (up to 9 % of row 3's
 # 67 Mbit/s).
@@ -216,7 +216,7 @@ STUDY = TcpAbr()
 # ------------------------------------------------------------------ claims
 
 # The bottleneck's cell rate: 149.76 Mbit/s / 424 bits (the study's own
-# arithmetic, 367 cells/ms, is 155.52 Mbit/s; algorithms.md s1.9).
+# arithmetic, 367 cells/ms, is 155.52 Mbit/s; docs/reproductions/tcp-abr.md).
 CELLS_PER_S = 149.76e6 / 424
 
 

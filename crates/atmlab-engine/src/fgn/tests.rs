@@ -1,13 +1,14 @@
 //! Tests of the FGN generators, estimators and rate sequence.
 //!
-//! Reference values are copied from the project's research notes
-//! (algorithms.md §6.5 and §6.6, computed with numpy, 12 replicates,
-//! `n = 2^15`), which the code must not depend on; each is cited where used.
+//! Reference values come from theory or from an independent numpy
+//! implementation of the same generators and estimators (12 replicates,
+//! `n = 2^15`), stated in docs/models/sources.md ("Test vectors", "The rate
+//! sequence"); each is cited where used.
 
 use super::*;
 use crate::rng::RngStreams;
 
-/// The study's series length (algorithms.md §6.5, §6.6).
+/// The series length of the reference values (docs/models/sources.md).
 const N: usize = 1 << 15;
 
 fn stream(seed: u64) -> SimRng {
@@ -65,7 +66,7 @@ fn test_normal_cdf_matches_tables_within_1e7() {
 
 #[test]
 fn test_autocovariance_matches_study_values() {
-    // algorithms.md §6.5/§6.6: theory 0.516, 0.368, 0.253, 0.191 at H = 0.8.
+    // Theory: 0.516, 0.368, 0.253, 0.191 at H = 0.8 (docs/models/sources.md).
     let want = [(1, 0.516), (2, 0.368), (5, 0.253), (10, 0.191)];
     for (k, w) in want {
         assert!((autocovariance(k, 0.8) - w).abs() < 5e-4, "γ({k})");
@@ -93,8 +94,9 @@ fn b_brute_force(lambda: f64, hurst: f64, terms: usize) -> f64 {
 
 #[test]
 fn test_spectral_density_matches_brute_force_sum() {
-    // algorithms.md §6.1: "a 2000-term brute-force sum at H = 0.8: max
-    // relative error 4.4e-7 over the first Fourier frequencies". That holds
+    // The numpy check when the model was designed: against a 2000-term
+    // brute-force sum at H = 0.8, a largest relative error of 4.4e-7 over
+    // the first Fourier frequencies. That holds
     // at low frequencies; the error of Paxson's B̃ grows towards π, where B
     // is a larger part of f (an independent Python check gives 2.1e-5 at
     // H = 0.8 and 4.1e-5 at H = 0.9 at λ = π, the same as here). Check every
@@ -271,7 +273,7 @@ fn test_normalise_gives_zero_mean_unit_variance() {
 // --- generators: statistics ---------------------------------------------------
 
 /// One replicate's three estimates: Whittle Ĥ, variance-time slope β, R/S Ĥ,
-/// with the block sizes of algorithms.md §6.5 (20 log-spaced m from 1 to
+/// with the block sizes of the numpy references (20 log-spaced m from 1 to
 /// n/10; 15 log-spaced d from 10 to n/4).
 fn estimates(x: &[f64]) -> (f64, f64, f64) {
     let n = x.len();
@@ -283,7 +285,8 @@ fn estimates(x: &[f64]) -> (f64, f64, f64) {
 /// Seeds of the Hurst and autocorrelation tests (fixed, not chosen).
 const SEEDS: [u64; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 
-/// Checks the acceptance bands of algorithms.md §6.5 for `n = 2^15`:
+/// Checks the acceptance bands of docs/models/sources.md ("Test vectors")
+/// for `n = 2^15`:
 /// Whittle `|Ĥ − H| ≤ 0.02` for every replicate (its standard deviation is
 /// 0.003–0.0035, so that is over 5 of them); the variance-time slope in
 /// `[2H − 2 − 0.2, 2H − 2 + 0.06]` and R/S in `[H − 0.08, H + 0.04]` for the
@@ -330,12 +333,12 @@ fn test_hurst_estimates_davies_harte_within_bands() {
 
 #[test]
 fn test_autocorrelation_h08_near_theory() {
-    // Theory at H = 0.8 (algorithms.md §6.5/§6.6): 0.516, 0.368, 0.253,
+    // Theory at H = 0.8 (docs/models/sources.md): 0.516, 0.368, 0.253,
     // 0.191. The sample autocorrelation of a long-range-dependent series is
     // biased low, because the sample mean absorbs part of the covariance:
     // E ρ̂(k) ≈ (γ(k) − V)/(1 − V) with V = Var(x̄) = n^{2H−2} = 2^-6 at
-    // n = 2^15, i.e. ≈ 0.508, 0.358, 0.241, 0.178 (the study's Paxson check
-    // quotes 0.50/0.35/0.23/0.17; §6.5's Davies-Harte at n = 2^16 quotes
+    // n = 2^15, i.e. ≈ 0.508, 0.358, 0.241, 0.178 (the numpy references:
+    // Paxson at n = 2^15 0.50/0.35/0.23/0.17, Davies-Harte at n = 2^16
     // 0.514/0.361/0.245/0.180). Tolerance 0.02 around that on the mean of
     // the 8 seeds, per generator: per seed the standard deviation is 0.010
     // at lag 1 up to 0.018 at lag 10 (40 seeds, release), so 0.02 is about 3
@@ -369,7 +372,7 @@ fn test_autocorrelation_h08_near_theory() {
 
 /// The three settings of 97-0177R2 (mean, standard deviation in Mbit/s;
 /// peak 15 Mbit/s) with the per-source accepted mean and skipped fraction
-/// quoted in algorithms.md §6.6.
+/// of docs/models/sources.md ("The rate sequence").
 const STUDY: [(f64, f64, f64, f64); 3] =
     [(5.0, 5.0, 6.148, 0.181), (7.5, 7.0, 7.500, 0.284), (10.0, 5.0, 8.852, 0.181)];
 /// The study's peak rate, Mbit/s.

@@ -19,7 +19,7 @@
 //!        +-> sent by AbrSource (A->B), rule 3b --BRM----> AbrSource (B->A)
 //! ```
 //!
-//! # The rules (algorithms.md s2.5, numbered as there)
+//! # The rules (numbered as in docs/models/abr.md, "Destination")
 //!
 //! 1. On each data cell the destination stores its EFCI bit as the VC's
 //!    EFCI state (the last data cell's bit, not a sticky OR):
@@ -52,21 +52,22 @@
 //!
 //! # What was checked against which source (2026-11)
 //!
-//! * **NEC uPD98405 datasheet, destination behaviour 1-2** (p. 213,
-//!   algorithms.md [S-A2] is p. 212): the EFCI of each data cell is saved
+//! * **NEC uPD98405 datasheet, destination behaviour 1-2** (p. 213; the
+//!   source rules are on p. 212): the EFCI of each data cell is saved
 //!   as the connection's EFCI state; a turned-around FRM gets DIR = 1,
 //!   BN = 0, CCR, MCR, ER, CI and NI unchanged except CI = 1 if the saved
 //!   EFCI state is 1, which is then reset. Rules 1 and 2 follow it.
-//! * **Freescale MPC8260 s30.5.1.2** ([S-A4]): DIR changed to backward,
+//! * **Freescale MPC8260 s30.5.1.2**: DIR changed to backward,
 //!   CCR and MCR kept, CI set if the previous data cell had EFCI = 1, and a
 //!   new FRM overwrites a not-yet-sent one (rule 3).
-//! * **YATS `src/abr/abrsink.c`** ([S-Y3]): DIR = 1 and BN = 0 on
+//! * **YATS `src/abr/abrsink.c`**: DIR = 1 and BN = 0 on
 //!   turnaround; the sink marks CI and ER from its own queue instead of the
 //!   EFCI state and returns the cell at once, so it confirms neither rule 1
 //!   nor rule 3.
 //!
-//! Unverified: the TM 4.0 text of rules 3-6 (from algorithms.md and the
-//! manuals above) and its own rule numbering.
+//! Unverified: the TM 4.0 text of rules 3-6 (as recalled, and from the
+//! manuals above) and its own rule numbering. Full citations:
+//! docs/references.md.
 //!
 //! [`on_data_cell`]: AbrDestination::on_data_cell
 //! [`on_forward_rm`]: AbrDestination::on_forward_rm

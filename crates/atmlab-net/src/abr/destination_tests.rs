@@ -1,4 +1,4 @@
-//! Destination tests: rules 1-3 and 6 of algorithms.md s2.5, and the
+//! Destination tests: rules 1-3 and 6 of docs/models/abr.md ("Destination"), and the
 //! turnaround loop through the reverse direction's source (rule 3b).
 
 use super::*;

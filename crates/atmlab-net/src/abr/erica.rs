@@ -1,5 +1,5 @@
 //! ERICA and ERICA+: the explicit-rate switch algorithms of one output port
-//! (algorithms.md s1, "ERICA and ERICA+ explicit-rate switch algorithms").
+//! (docs/models/abr.md, "ERICA and ERICA+").
 //!
 //! [`Erica`] is a sans-I/O state machine for one output port and one
 //! direction. The simulation tells it what passes the port and acts on what
@@ -19,44 +19,53 @@
 //! Nothing is allocated per cell (the per-VC state is sized once, by the
 //! VC's slot at the port), nothing reads a clock, nothing is random.
 //!
-//! # The algorithm (s1.4, with the options of s1.5 and s1.6)
+//! Sources (full citations in docs/references.md): "the dissertation" is
+//! S. Kalyanaraman, *Traffic Management for the Available Bit Rate (ABR)
+//! Service in ATM Networks*, OSU 1997, whose Appendix C (pp. 396-404) gives
+//! the pseudo-code followed here and s6.14-6.19 ERICA+; "the study" is ATM
+//! Forum 97-0177R2, whose s6 gives ERICA+'s parameters. What rests on
+//! atmlab's own reasoning is listed in docs/models/abr.md, "What rests on
+//! atmlab's own reasoning"; the choices where the study is silent in "Where
+//! 97-0177R2 is silent, and what was chosen".
+//!
+//! # The algorithm (the dissertation's Appendix C, with its options)
 //!
 //! At the end of an interval of length `dt`, with `abrCells` ABR and
 //! `hpCells` higher-priority cells counted in it:
 //!
 //! ```text
 //! hpRate    = hpCells / dt;   inputRate = abrCells / dt
-//! ERICA:    abrCap = max(U * LinkRate - hpRate, 0)                  s1.4, s1.5.7
-//! ERICA+:   raw = max(LinkRate - hpRate, 0); Tq = queue / raw;      s1.6, s1.9
+//! ERICA:    abrCap = max(U * LinkRate - hpRate, 0)                  p. 400
+//! ERICA+:   raw = max(LinkRate - hpRate, 0); Tq = queue / raw;      s6.19; Tq: atmlab's
 //!           abrCap = f(Tq) * raw     ("target ABR capacity")
-//! z         = abrCap > 0 ? inputRate / abrCap : infinity            s1.4, s1.7
-//! nActive   = max(active VCs of the interval, 1)                    s1.5.3
+//! z         = abrCap > 0 ? inputRate / abrCap : infinity            p. 402
+//! nActive   = max(active VCs of the interval, 1)                    p. 400
 //! fairShare = abrCap / nActive
-//! MaxAllocPrevious = MaxAllocCurrent; MaxAllocCurrent = fairShare
+//! MaxAllocPrevious = MaxAllocCurrent; MaxAllocCurrent = fairShare   p. 402
 //! ```
 //!
-//! and on a backward RM cell of VC `i` (once per VC and interval, s1.5.2):
+//! and on a backward RM cell of VC `i` (once per VC and interval, p. 404):
 //!
 //! ```text
 //! VCShare = CCR[i] / z
 //! ER = max(fairShare, VCShare)                   if z > 1 + delta (overload)
-//! ER = max(fairShare, VCShare, MaxAllocPrevious) otherwise  (max-min fix)
-//! MaxAllocCurrent = max(MaxAllocCurrent, ER)     (before the limiter, s1.9)
-//! if ER > fairShare and CCR[i] < fairShare: ER = fairShare   (s1.5.5)
-//! ER = min(ER, abrCap);   ER field = min(ER field, ER)
+//! ER = max(fairShare, VCShare, MaxAllocPrevious) otherwise  (max-min fix, p. 404)
+//! MaxAllocCurrent = max(MaxAllocCurrent, ER)     (before the limiter: atmlab's)
+//! if ER > fairShare and CCR[i] < fairShare: ER = fairShare   (limiter: atmlab's reading)
+//! ER = min(ER, abrCap);   ER field = min(ER field, ER)       (OSU 98-0408 eq. 19)
 //! ```
 //!
-//! ERICA+'s queue control (s1.6) is two rectangular hyperbolas equal to 1 at
-//! the target queueing delay `T0`:
+//! ERICA+'s queue control (the dissertation's s6.19, p. 180) is two
+//! rectangular hyperbolas equal to 1 at the target queueing delay `T0`:
 //!
 //! ```text
 //! f(Tq) = b T0 / ((b - 1) Tq + T0)              for 0 <= Tq <= T0  (1 <= f <= b)
 //! f(Tq) = max(QDLF, a T0 / ((a - 1) Tq + T0))   for Tq > T0        (QDLF <= f <= 1)
 //! ```
 //!
-//! **DISAGREEMENT (naming, s1.6 and s1.9).** Kalyanaraman's dissertation
-//! calls the constant of the under-load branch (`Tq <= T0`) **b** and that of
-//! the over-load branch **a**; later OSU papers (arXiv cs/9809041) call the
+//! **DISAGREEMENT (naming).** Kalyanaraman's dissertation calls the
+//! constant of the under-load branch (`Tq <= T0`) **b** and that of the
+//! over-load branch **a**; later OSU papers (arXiv cs/9809041) call the
 //! under-load curve the "a-curve". The code names the constants by role:
 //! [`QueueControl::underload_gain`] (the dissertation's b, 1.05 in the study)
 //! and [`QueueControl::overload_gain`] (its a, 1.15 in the study).
@@ -65,32 +74,33 @@
 //!
 //! | parameter | value | source |
 //! |---|---|---|
-//! | variant | ERICA+ | the study, s1.9 |
-//! | averaging interval | 500 ABR cells or 5 ms, whichever ends first | the study, s1.9 |
-//! | `T0` | 500 us | the study, s1.9 |
-//! | over-load gain (a) / under-load gain (b) | 1.15 / 1.05 | the study, s1.9 |
-//! | QDLF | 0.5 | the study, s1.9; "typically 0.5" (OSU 98-0408 node4) |
-//! | delta | 0.1 | s1.9 recommendation; value unverified (s1.3) |
-//! | counting | simple, bidirectional | s1.9 recommendation |
-//! | immediate fair-share update | off | not in s1.9's list: our choice |
-//! | sudden-increase limiter | on | s1.9 recommendation |
-//! | one ER per VC per interval | on | s1.9 recommendation |
-//! | exponential averaging of load | off | s1.5.6, s1.9 |
-//! | max-min fix | on | s1.4 |
-//! | ER at most the ABR capacity | on | s1.4 |
-//! | where ER is computed | on the BRM | s1.5.1 |
+//! | variant | ERICA+ | the study |
+//! | averaging interval | 500 ABR cells or 5 ms, whichever ends first | the study, s6 |
+//! | `T0` | 500 us | the study, s6 |
+//! | over-load gain (a) / under-load gain (b) | 1.15 / 1.05 | the study, s6; the branches: the dissertation p. 180 |
+//! | QDLF | 0.5 | the study, s6; "typically 0.5" (OSU 98-0408 node4) |
+//! | delta | 0.1 | the symbol is the dissertation's (p. 404); the value is atmlab's choice, unverified |
+//! | counting | simple, bidirectional | the dissertation's options (pp. 400, 403-404); atmlab's choice |
+//! | immediate fair-share update | off | the dissertation's option (p. 404); atmlab's choice |
+//! | sudden-increase limiter | on | named in OSU 98-0408; its form is atmlab's reading |
+//! | one ER per VC per interval | on | the dissertation, p. 404 |
+//! | exponential averaging of load | off | the dissertation's option (p. 402); atmlab's choice |
+//! | max-min fix | on | the dissertation, p. 404 |
+//! | ER at most the ABR capacity | on | OSU 98-0408 node5 eq. 19 |
+//! | where ER is computed | on the BRM | the dissertation's canonical form |
 //!
-//! Where the study is silent the choice follows s1.9 ("make each a parameter
-//! and write the choice down"): Tq is the port's ABR queue divided by the
-//! raw ABR capacity (link rate minus the measured higher-priority rate of
-//! the interval), taken at the end of the interval; "ABR input cells" are
-//! all ABR cells offered to the port (data, FRMs, and the BRMs of the
-//! opposite-direction loop), which is the caller's choice of what to feed
-//! to [`Erica::on_abr_cell`].
+//! Where the study is silent the choice is atmlab's, and each is a
+//! parameter (docs/models/abr.md, "Where 97-0177R2 is silent"): Tq is the
+//! port's ABR queue divided by the raw ABR capacity (link rate minus the
+//! measured higher-priority rate of the interval), taken at the end of the
+//! interval; "ABR input cells" are all ABR cells offered to the port (data,
+//! FRMs, and the BRMs of the opposite-direction loop), which is the
+//! caller's choice of what to feed to [`Erica::on_abr_cell`].
 //!
 //! # What was checked against which source
 //!
-//! Checked (November 2026) against public text, in addition to algorithms.md:
+//! Checked (November 2026) against public text (docs/models/abr.md,
+//! "Sources and what each confirmed"):
 //!
 //! * Kalyanaraman, *Traffic Management for the ABR Service in ATM Networks*,
 //!   OSU dissertation 1997, Appendix C, pp. 399-404 (the scanned text on
@@ -119,30 +129,32 @@
 //!   **DISAGREEMENT (variant)**: YATS computes basic ERICA (`max(FairShare,
 //!   CCR/z)`, no max-min fix, no delta, no cap at the ABR capacity) both
 //!   when an FRM leaves the multiplexer (writing the FRM's ER) and when a
-//!   BRM passes it (writing the BRM's ER), not only on the FRM as s1.5.1
-//!   says; when the ABR input rate is zero it gives the fair share (not
-//!   `CCR/0 = infinity` clamped to the capacity as s1.7 says); when nothing
-//!   is left for ABR it uses `z = ZOL` (default 1000); it clamps `ER >= MCR`;
-//!   it measures the non-ABR rate over its own interval (CBRI); with
-//!   `DYNFAIRSHARE` and no active VC the fair share is the whole capacity.
+//!   BRM passes it (writing the BRM's ER), not only on the BRM as the
+//!   dissertation's canonical form does; when the ABR input rate is zero it
+//!   gives the fair share (not `CCR/0 = infinity` clamped to the capacity,
+//!   as here); when nothing is left for ABR it uses `z = ZOL` (default
+//!   1000); it clamps `ER >= MCR`; it measures the non-ABR rate over its own
+//!   interval (CBRI); with `DYNFAIRSHARE` and no active VC the fair share is
+//!   the whole capacity.
 //!
 //! Unverified (page 405 of the dissertation, with the end of the BRM
 //! handler, could not be read): the exact form of the sudden-increase rule
-//! (s1.5.5: "if ER > FairShare and CCR < FairShare then ER = FairShare" is
-//! algorithms.md's recollection), whether `MaxAllocCurrent` is updated
-//! before or after it (we follow s1.9: before), and the final
-//! `min(ER, ABR capacity)` (algorithms.md cites OSU 98-0408 node5 eq. 19
-//! for it; not re-read here). Also unverified: delta = 0.1 and the decay
-//! factor 0.9 (s1.3), and how method 2 of exponential averaging feeds the
-//! fair share (see [`LoadAveraging::Separate`]).
+//! ("if ER > FairShare and CCR < FairShare then ER = FairShare" is atmlab's
+//! reading of OSU 98-0408's description), whether `MaxAllocCurrent` is
+//! updated before or after it (before, here), and the final
+//! `min(ER, ABR capacity)` (OSU 98-0408 node5 eq. 19, as first read; not
+//! re-read here). Also unverified: delta = 0.1 and the decay factor 0.9,
+//! and how method 2 of exponential averaging feeds the fair share (see
+//! [`LoadAveraging::Separate`]).
 //!
-//! # Known behaviour (s1.7, s1.8 item 3)
+//! # Known behaviour (docs/models/abr.md, "Known behaviour")
 //!
 //! With the max-min fix the system can rest anywhere with `z` in the band
-//! `(., 1 + delta]`: on the two-link configuration of s1.8 item 3, started
-//! from rates (80, 10, 35), ERICA with delta = 0.1 freezes at (70.24, 24.71,
-//! 24.71) instead of the max-min rates (67.5, 22.5, 22.5). This is the
-//! algorithm, not a bug of this code; the tests document it.
+//! `(., 1 + delta]`: on a two-link configuration worked by hand (links of
+//! target 90 and 45; S1 on the first, S2 on both, S3 on the second),
+//! started from rates (80, 10, 35), ERICA with delta = 0.1 freezes at
+//! (70.24, 24.71, 24.71) instead of the max-min rates (67.5, 22.5, 22.5).
+//! This is the algorithm, not a bug of this code; the tests document it.
 
 use atmlab_engine::{Duration, PS_PER_S, SimTime};
 use thiserror::Error;
@@ -153,50 +165,54 @@ use super::rm::RmCell;
 // Parameters
 // ---------------------------------------------------------------------------
 
-/// The averaging interval of 97-0177R2 in time: 5 ms (s1.9).
+/// The averaging interval of 97-0177R2 in time: 5 ms (the study, s6).
 pub const STUDY_INTERVAL_TIME: Duration = Duration::from_ms(5);
-/// The averaging interval of 97-0177R2 in ABR input cells: 500 (s1.9).
+/// The averaging interval of 97-0177R2 in ABR input cells: 500 (the study,
+/// s6).
 pub const STUDY_INTERVAL_CELLS: u32 = 500;
-/// ERICA+'s target queueing delay T0 in 97-0177R2: 500 us (s1.9).
+/// ERICA+'s target queueing delay T0 in 97-0177R2: 500 us (the study, s6).
 pub const STUDY_T0: Duration = Duration::from_us(500);
 /// ERICA+'s over-load curve constant (the dissertation's **a**) in
-/// 97-0177R2: 1.15 (s1.9).
+/// 97-0177R2: 1.15 (the study, s6).
 pub const STUDY_OVERLOAD_GAIN: f64 = 1.15;
 /// ERICA+'s under-load curve constant (the dissertation's **b**) in
-/// 97-0177R2: 1.05 (s1.9).
+/// 97-0177R2: 1.05 (the study, s6).
 pub const STUDY_UNDERLOAD_GAIN: f64 = 1.05;
-/// ERICA+'s queue-drain limit factor in 97-0177R2: 0.5 (s1.9; "typically
+/// ERICA+'s queue-drain limit factor in 97-0177R2: 0.5 (the study, s6; "typically
 /// a value QDLF = 0.5 is used", OSU 98-0408 node4).
 pub const STUDY_QDLF: f64 = 0.5;
-/// The max-min band delta: 0.1 (s1.3: the symbol is confirmed, the value is
-/// not; s1.9 recommends it).
+/// The max-min band delta: 0.1 (the symbol is the dissertation's, p. 404;
+/// the value is atmlab's choice, unverified: docs/models/abr.md, "What
+/// rests on atmlab's own reasoning").
 pub const DEFAULT_DELTA: f64 = 0.1;
-/// The decay factor of averaged source counting: 0.9 (s1.3, unverified).
+/// The decay factor of averaged source counting: 0.9 (the dissertation's
+/// "Decay Factor", pp. 400, 403; the value recalled, unverified).
 pub const DEFAULT_DECAY: f64 = 0.9;
 
-/// ERICA+'s queue-control function f(Tq) (s1.6), named by role (see the
+/// ERICA+'s queue-control function f(Tq) (the dissertation, s6.19 p. 180),
+/// named by role (see the
 /// module's note on the naming DISAGREEMENT).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QueueControl {
     /// The target queueing delay T0: f(T0) = 1.
     pub t0: Duration,
     /// The constant of the under-load branch, `0 <= Tq <= T0` (the
-    /// dissertation's **b**, s1.6): f(0) = `underload_gain`, so the sources
+    /// dissertation's **b**, p. 180): f(0) = `underload_gain`, so the sources
     /// are offered up to this multiple of the capacity while the queue is
     /// short. At least 1.
     pub underload_gain: f64,
     /// The constant of the over-load branch, `Tq > T0` (the dissertation's
-    /// **a**, s1.6): f falls from 1 towards 0 as `Tq` grows, the faster the
+    /// **a**, p. 180): f falls from 1 towards 0 as `Tq` grows, the faster the
     /// larger `overload_gain` is. At least 1.
     pub overload_gain: f64,
     /// The queue-drain limit factor: f never falls below it, so at least
-    /// this share of the capacity is offered to the sources (s1.3, s1.6).
+    /// this share of the capacity is offered to the sources (p. 180).
     /// In [0, 1].
     pub qdlf: f64,
 }
 
 impl QueueControl {
-    /// The values of 97-0177R2 (s1.9): T0 = 500 us, under-load gain 1.05,
+    /// The values of 97-0177R2 (the study, s6): T0 = 500 us, under-load gain 1.05,
     /// over-load gain 1.15, QDLF 0.5.
     pub const fn study() -> QueueControl {
         QueueControl {
@@ -207,7 +223,7 @@ impl QueueControl {
         }
     }
 
-    /// f(Tq) for a queueing delay of `tq_secs` seconds (s1.6): continuous,
+    /// f(Tq) for a queueing delay of `tq_secs` seconds (p. 180): continuous,
     /// 1 at T0, non-increasing. An infinite delay (a queue that nothing
     /// drains) gives the floor; zero, negative or NaN delays count as an
     /// empty queue.
@@ -234,28 +250,30 @@ impl QueueControl {
 /// Which of the two algorithms, with its capacity rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Variant {
-    /// ERICA: the ABR capacity is `U * LinkRate - hpRate` (s1.4, s1.5.7).
+    /// ERICA: the ABR capacity is `U * LinkRate - hpRate` (the dissertation,
+    /// p. 400).
     Erica {
-        /// The target utilisation U, in (0, 1] (typically 0.9, s1.3).
+        /// The target utilisation U, in (0, 1] (typically 0.9, p. 400).
         target_utilisation: f64,
     },
     /// ERICA+: the target ABR capacity is `f(Tq) * (LinkRate - hpRate)`
-    /// (s1.6).
+    /// (the dissertation, s6.14-6.19).
     EricaPlus(QueueControl),
 }
 
-/// The averaging interval (s1.3): it ends at whichever bound is hit first.
+/// The averaging interval (the study, s6: "500 ABR input cells or 5 ms"):
+/// it ends at whichever bound is hit first.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AveragingInterval {
     /// The time bound T (at least one cell time of the link).
     pub time: Duration,
     /// The cell bound N: the interval ends with its N-th ABR input cell
-    /// (but never before one cell time has passed, s1.7). `None`: time
+    /// (but never before one cell time has passed: atmlab's guard). `None`: time
     /// only.
     pub cells: Option<u32>,
 }
 
-/// How the active VCs are counted (s1.5.3).
+/// How the active VCs are counted (the dissertation, pp. 400, 403-404).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Counting {
     /// A VC is active in an interval if one of its cells (with
@@ -264,12 +282,12 @@ pub enum Counting {
     /// "Averaging VCs option": each VC contributes a decayed activity in
     /// [0, 1], multiplied by `decay` at every interval end.
     Averaged {
-        /// The decay factor, in (0, 1] (0.9, unverified, s1.3).
+        /// The decay factor, in (0, 1] (0.9 recalled, unverified).
         decay: f64,
     },
 }
 
-/// Exponential averaging of the load (s1.5.6; dissertation p. 402).
+/// Exponential averaging of the load (dissertation p. 402).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoadAveraging {
     /// The load factor of each interval stands alone (the default).
@@ -293,7 +311,8 @@ pub enum LoadAveraging {
     },
 }
 
-/// Where ER is computed (s1.5.1).
+/// Where ER is computed (the dissertation's canonical form and its "Opt
+/// II", p. 415).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ErComputedAt {
     /// On the backward RM cell, with the freshest measurement (canonical
@@ -311,40 +330,41 @@ pub struct EricaParams {
     pub variant: Variant,
     /// The averaging interval.
     pub interval: AveragingInterval,
-    /// The max-min band delta (s1.4): the max-min fix applies while
+    /// The max-min band delta (dissertation p. 404): the max-min fix applies while
     /// `z <= 1 + delta`. At least 0.
     pub delta: f64,
     /// Whether the under-load ER includes `MaxAllocPrevious` (the max-min
-    /// fix of s1.4). Off gives "basic ERICA", `max(FairShare, VCShare)`.
+    /// fix, p. 404). Off gives "basic ERICA", `max(FairShare, VCShare)`.
     pub max_min_fix: bool,
-    /// How active VCs are counted (s1.5.3).
+    /// How active VCs are counted (pp. 400, 403-404).
     pub counting: Counting,
-    /// A backward RM cell marks its VC active too (s1.5.4).
+    /// A backward RM cell marks its VC active too (pp. 403-404).
     pub bidirectional_counting: bool,
     /// A VC that was not active in the last interval is counted in the fair
-    /// share at once when it shows up (s1.5.3). As in the dissertation's
+    /// share at once when it shows up. As in the dissertation's
     /// pseudo-code (pp. 400, 404) the count it raises is the one stored
     /// floored at 1, so after an interval with no active VC the first
     /// newcomer makes it 2 until the interval ends.
     pub immediate_fair_share: bool,
-    /// The sudden-increase limiter (s1.5.5): a VC whose CCR is below the
+    /// The sudden-increase limiter (atmlab's reading of OSU 98-0408): a VC
+    /// whose CCR is below the
     /// fair share is given at most the fair share.
     pub limit_sudden_increase: bool,
     /// Later BRMs of a VC in the same interval carry the ER computed at its
-    /// first one (s1.5.2).
+    /// first one (dissertation p. 404).
     pub one_er_per_interval: bool,
-    /// Exponential averaging of the load (s1.5.6).
+    /// Exponential averaging of the load (dissertation p. 402).
     pub load_averaging: LoadAveraging,
     /// The ER is never above the ABR capacity (the target capacity for
-    /// ERICA+) (s1.4, "min(er, abrCap)").
+    /// ERICA+) (OSU 98-0408 eq. 19).
     pub cap_at_abr_capacity: bool,
-    /// Where ER is computed (s1.5.1).
+    /// Where ER is computed.
     pub er_computed_at: ErComputedAt,
 }
 
 impl EricaParams {
-    /// ERICA+ with the parameters of 97-0177R2 and the resolutions s1.9
-    /// recommends where the study is silent (see the module's table).
+    /// ERICA+ with the parameters of 97-0177R2 and atmlab's choices where
+    /// the study is silent (see the module's table).
     pub const fn erica_plus_97_0177r2() -> EricaParams {
         EricaParams {
             variant: Variant::EricaPlus(QueueControl::study()),
@@ -364,7 +384,8 @@ impl EricaParams {
 
     /// Plain ERICA with target utilisation `target_utilisation` and
     /// otherwise the same choices as [`EricaParams::erica_plus_97_0177r2`]
-    /// (the interval of the study, not the "100 cells / 1 ms" of s1.3).
+    /// (the interval of the study, not the "100 cells / 1 ms" often quoted
+    /// for OSU runs, which no text read confirms).
     pub const fn erica(target_utilisation: f64) -> EricaParams {
         let mut p = EricaParams::erica_plus_97_0177r2();
         p.variant = Variant::Erica { target_utilisation };
@@ -445,7 +466,8 @@ impl EricaParamError {
 // The state machine
 // ---------------------------------------------------------------------------
 
-/// The state of one VC at the port (s1.2, "Per VC at this port").
+/// The state of one VC at the port (after the per-VC variables of the
+/// dissertation's Appendix C).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct VcState {
     /// The CCR of the VC's latest FRM (0 until one is seen: the VC is then
@@ -490,7 +512,8 @@ pub struct Erica {
     params: EricaParams,
     /// The link's cell rate, cells/s.
     link_rate: f64,
-    /// One cell time of the link, rounded up: the shortest interval (s1.7).
+    /// One cell time of the link, rounded up: the shortest interval (an
+    /// interval of zero length would divide by zero).
     min_interval: Duration,
 
     // The interval under way.
@@ -526,7 +549,7 @@ impl Erica {
     /// and which has `n_vcs` ABR VC slots, starting its first interval at
     /// `now`.
     ///
-    /// The first interval has no measurement yet (s1.7): `z = 1`, the ABR
+    /// The first interval has no measurement yet (atmlab's start): `z = 1`, the ABR
     /// capacity is `U * LinkRate` (ERICA) or `LinkRate` (ERICA+, f = 1),
     /// one active VC, so the fair share is the whole capacity, and
     /// `MaxAllocPrevious = MaxAllocCurrent = 0`.
@@ -570,13 +593,13 @@ impl Erica {
 
     // --- Inputs -------------------------------------------------------------
 
-    /// An ABR cell of VC slot `vc` offered to the port at `now` (s1.4
-    /// `on_forward_cell`): counts it, marks the VC active (s1.5.3) and, for
+    /// An ABR cell of VC slot `vc` offered to the port at `now` (the
+    /// dissertation's forward-cell handler): counts it, marks the VC active and, for
     /// an FRM, records its CCR (`frm_ccr`; a NaN or negative CCR counts as
     /// 0).
     ///
     /// Returns `true` when this cell ends the interval by count (the N-th
-    /// ABR cell, once at least one cell time has passed, s1.7): the caller
+    /// ABR cell, once at least one cell time has passed): the caller
     /// then calls [`Erica::end_interval`] at once with the ABR queue it
     /// knows. Until it does, further cells keep returning `true`.
     ///
@@ -588,14 +611,14 @@ impl Erica {
         self.abr_cells = self.abr_cells.saturating_add(1);
         self.mark_active(vc);
         if let Some(ccr) = frm_ccr {
-            // "When an FRM is received: CCR[VC] <- CCR in RM cell" (s1.4).
+            // "When an FRM is received: CCR[VC] <- CCR in RM cell" (Appendix C).
             self.vcs[vc].ccr = sanitize_rate(ccr);
         }
         self.count_bound_reached(now)
     }
 
     /// A higher-priority (CBR/VBR) cell offered to the port at `now`
-    /// (s1.4 `on_hp_cell`, s1.5.7).
+    /// (dissertation p. 400).
     pub fn on_high_priority_cell(&mut self, _now: SimTime) {
         self.hp_cells = self.hp_cells.saturating_add(1);
     }
@@ -611,9 +634,9 @@ impl Erica {
     /// Ends the interval at `now` (by time at [`Erica::interval_deadline`],
     /// or by count after [`Erica::on_abr_cell`] returned `true`), with
     /// `abr_queue_cells` the port's ABR queue at that moment (ERICA+ only,
-    /// s1.9), and starts the next one.
+    /// for atmlab's Tq), and starts the next one.
     ///
-    /// An interval is never shorter than one cell time (s1.7): an earlier
+    /// An interval is never shorter than one cell time: an earlier
     /// `now` is measured as if one cell time had passed. Cells offered at
     /// the very instant of the deadline belong to whichever interval is
     /// current when they are fed in: the caller's event order decides.
@@ -631,9 +654,9 @@ impl Erica {
     }
 
     /// A backward RM cell of VC slot `vc` passing the switch at `now`
-    /// (s1.4 `on_backward_RM`): marks the VC active under bidirectional
-    /// counting (s1.5.4), computes its ER (or reuses the one of its first
-    /// BRM in this interval, s1.5.2) and lowers `rm.er` to it, never
+    /// (the dissertation's backward-RM handler): marks the VC active under
+    /// bidirectional counting, computes its ER (or reuses the one of its first
+    /// BRM in this interval, p. 404) and lowers `rm.er` to it, never
     /// raising it (TM 4.0 s5.10.6). Returns the ER the algorithm computed.
     ///
     /// # Panics
@@ -745,13 +768,14 @@ impl Erica {
 
     // --- Internals ------------------------------------------------------------
 
-    /// Whether the cell bound N has ended the interval at `now` (s1.3, s1.7).
+    /// Whether the cell bound N has ended the interval at `now` (never
+    /// before one cell time).
     fn count_bound_reached(&self, now: SimTime) -> bool {
         let enough_cells = self.params.interval.cells.is_some_and(|n| self.abr_cells >= n);
         enough_cells && now.saturating_since(self.t_start) >= self.min_interval
     }
 
-    /// The end-of-interval computation of s1.4 from a measurement, then the
+    /// The end-of-interval computation (Appendix C) from a measurement, then the
     /// start of the next interval at `now`.
     fn close_interval(&mut self, now: SimTime, m: Measurement) {
         debug_assert!(m.dt_secs > 0.0, "an interval is at least one cell time");
@@ -761,7 +785,7 @@ impl Erica {
         self.update_load(m.input_rate, capacity);
         self.count_active_vcs();
         self.refresh_fair_share();
-        // s1.4: "maxAllocPrev = maxAllocCur; maxAllocCur = fairShare"
+        // Appendix C, p. 402: "MaxAllocPrevious = MaxAllocCurrent; MaxAllocCurrent = FairShare"
         // (dissertation p. 402).
         self.max_alloc_prev = self.max_alloc_cur;
         self.max_alloc_cur = self.fair_share;
@@ -774,8 +798,8 @@ impl Erica {
         self.intervals += 1;
     }
 
-    /// The ABR capacity the interval measured, before any averaging: s1.4 /
-    /// s1.5.7 for ERICA, s1.6 / s1.9 for ERICA+ (which also records f).
+    /// The ABR capacity the interval measured, before any averaging: p. 400
+    /// for ERICA, s6.19 with atmlab's Tq for ERICA+ (which also records f).
     fn measured_capacity(&mut self, m: &Measurement) -> f64 {
         match self.params.variant {
             Variant::Erica { target_utilisation } => (target_utilisation * self.link_rate - m.hp_rate).max(0.0),
@@ -789,7 +813,7 @@ impl Erica {
     }
 
     /// Sets the ABR capacity and the load factor z from the interval's
-    /// input rate and capacity, with the exponential averaging of s1.5.6.
+    /// input rate and capacity, with the exponential averaging of p. 402.
     fn update_load(&mut self, input_rate: f64, capacity: f64) {
         match self.params.load_averaging {
             LoadAveraging::Off => {
@@ -821,7 +845,7 @@ impl Erica {
     }
 
     /// `nActiveLast` at the end of an interval, and the reset of the
-    /// activity of the next one (s1.5.3; dissertation p. 400).
+    /// activity of the next one (dissertation p. 400).
     fn count_active_vcs(&mut self) {
         match self.params.counting {
             Counting::Simple => {
@@ -844,7 +868,7 @@ impl Erica {
         }
     }
 
-    /// Marks VC `vc` active in this interval (s1.5.3, `mark_active`), with
+    /// Marks VC `vc` active in this interval (pp. 400, 403-404), with
     /// the immediate fair-share update when enabled.
     fn mark_active(&mut self, vc: usize) {
         let immediate = self.params.immediate_fair_share;
@@ -853,7 +877,7 @@ impl Erica {
                 let state = &mut self.vcs[vc];
                 state.seen_this = true;
                 if immediate && !state.seen_last {
-                    // Counted once: "set seenLast[vc] = 1" (s1.5.3).
+                    // Counted once: "set seenLast[vc] = 1" (p. 404).
                     state.seen_last = true;
                     self.n_last += 1.0;
                     self.refresh_fair_share();
@@ -865,7 +889,7 @@ impl Erica {
                     self.n_this += 1.0 - c;
                     if immediate && c < decay {
                         // Inactive for a whole interval: what it would
-                        // have contributed to nActiveLast (s1.5.3).
+                        // have contributed to nActiveLast (p. 403).
                         self.n_last += 1.0 - c / decay;
                         self.refresh_fair_share();
                     }
@@ -875,29 +899,29 @@ impl Erica {
         }
     }
 
-    /// `fairShare = abrCap / nActiveLast` (s1.4).
+    /// `fairShare = abrCap / nActiveLast` (p. 402).
     fn refresh_fair_share(&mut self) {
         self.fair_share = self.abr_cap / self.n_last;
     }
 
-    /// `VCShare = CCR / z` (s1.4). With `z = 0` (no ABR input) the share is
-    /// "CCR/0, treated as infinite, then clamped by the ABR capacity"
-    /// (s1.7): it is the ABR capacity here, which gives the same ER and
-    /// keeps `MaxAllocCurrent` finite.
+    /// `VCShare = CCR / z` (p. 404). With `z = 0` (no ABR input) the share
+    /// `CCR/0` would be infinite and then clamped by the ABR capacity
+    /// (atmlab's guard): it is the ABR capacity here, which gives the same
+    /// ER and keeps `MaxAllocCurrent` finite.
     fn vc_share(&self, ccr: f64) -> f64 {
         if self.z > 0.0 { ccr / self.z } else { self.abr_cap }
     }
 
     /// The ER of a VC whose CCR is `ccr`, at its first BRM of the interval
-    /// (s1.4 `on_backward_RM`, the options of s1.5.5 and s1.9).
+    /// (p. 404, with the limiter and its order as atmlab reads them).
     fn compute_er(&mut self, ccr: f64) -> f64 {
         let fair_share = self.fair_share;
         let mut er = fair_share.max(self.vc_share(ccr));
-        // The max-min fix, only near or under the target (s1.4).
+        // The max-min fix, only near or under the target (p. 404).
         if self.params.max_min_fix && self.z <= 1.0 + self.params.delta {
             er = er.max(self.max_alloc_prev);
         }
-        // MaxAllocCurrent is updated before the limiter (s1.9).
+        // MaxAllocCurrent is updated before the limiter (atmlab's order).
         self.max_alloc_cur = self.max_alloc_cur.max(er);
         if self.params.limit_sudden_increase && er > fair_share && ccr < fair_share {
             er = fair_share;
@@ -919,7 +943,7 @@ fn cell_time(rate: f64) -> Duration {
 }
 
 /// ERICA+'s queueing delay Tq in seconds: the ABR queue over the raw ABR
-/// capacity (s1.6, s1.9); an empty queue has none, a queue nothing drains
+/// capacity (atmlab's Tq for the dissertation's s6.19); an empty queue has none, a queue nothing drains
 /// an infinite one.
 fn queueing_delay(queue_cells: f64, raw_capacity: f64) -> f64 {
     if queue_cells <= 0.0 {
@@ -931,12 +955,12 @@ fn queueing_delay(queue_cells: f64, raw_capacity: f64) -> f64 {
     }
 }
 
-/// `z = input / capacity`, infinite when there is no capacity (s1.4, s1.7).
+/// `z = input / capacity`, infinite when there is no capacity (p. 402).
 fn load_ratio(input_rate: f64, capacity: f64) -> f64 {
     if capacity > 0.0 { input_rate / capacity } else { f64::INFINITY }
 }
 
-/// `max(n, 1)`: the fair share divides by at least one VC (s1.4).
+/// `max(n, 1)`: the fair share divides by at least one VC (p. 400).
 fn at_least_one(n: f64) -> f64 {
     n.max(1.0)
 }

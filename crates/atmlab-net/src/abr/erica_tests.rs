@@ -1,13 +1,14 @@
-//! ERICA / ERICA+ tests: the vectors and invariants of algorithms.md s1.8
-//! and s1.9, the edge cases of s1.7, and a small synchronous fluid harness
-//! for the single-bottleneck and two-link cases of s1.8 items 2 and 3.
+//! ERICA / ERICA+ tests: the hand-worked vectors and invariants of
+//! docs/models/abr.md ("Test vectors"), the edge cases of its "What rests
+//! on atmlab's own reasoning", and a small synchronous fluid harness for the
+//! single-bottleneck and two-link cases of its "Fluid model".
 
 use super::*;
 use crate::abr::rm::Direction;
 use proptest::prelude::*;
 
-/// OC-3c / STS-3c payload: 149.76 Mbit/s / 424 bit (algorithms.md
-/// conventions; the YATS default).
+/// OC-3c / STS-3c payload: 149.76 Mbit/s / 424 bit (the YATS default,
+/// `abrsrc.c`'s `LINKCR`).
 const OC3_CELLS: f64 = 353_207.55;
 
 /// `a` and `b` agree to a relative `rel` (absolute near zero).
@@ -62,7 +63,7 @@ fn run_interval(e: &mut Erica, len: Duration, abr_cells: u32, hp_cells: u32, ccr
 }
 
 // ---------------------------------------------------------------------------
-// ERICA+ queue control, f(Tq) (s1.8 item 1, s1.9)
+// ERICA+ queue control, f(Tq) (docs/models/abr.md, "Test vectors")
 // ---------------------------------------------------------------------------
 
 #[test]
@@ -124,10 +125,10 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
-// The 97-0177R2 vectors of s1.9
+// The vectors for 97-0177R2's parameters (docs/models/abr.md, "Test vectors")
 // ---------------------------------------------------------------------------
 
-/// s1.9, overload: raw ABR capacity 200,000 (a 250,000 cells/s link with
+/// Overload: raw ABR capacity 200,000 (a 250,000 cells/s link with
 /// 50,000 cells/s of VBR), ABR queue 400 cells (Tq = 2 ms), input 287,500,
 /// 15 active VCs.
 #[test]
@@ -154,7 +155,7 @@ fn test_overload_vector_gives_s1_9_er_values() {
     assert_eq!(low.er, 8_000.0, "a BRM that arrives with ER 8,000 keeps 8,000");
 }
 
-/// s1.9, under load: queue 0, input 168,000, raw capacity 200,000, 15
+/// Under load: queue 0, input 168,000, raw capacity 200,000, 15
 /// active VCs, MaxAllocPrevious 16,000. The interval before gives
 /// MaxAllocCurrent = 16,000 the way the vector itself does: a VC whose
 /// VCShare is 16,000 but whose CCR is below the fair share.
@@ -205,7 +206,7 @@ fn test_underload_vector_without_limiter_gives_max_alloc_previous() {
     assert_close(feedback(&mut e, 1), 16_000.0, 1e-12);
 }
 
-/// s1.9, interval end: 500 cells or 5 ms, whichever first; at 250,000 ABR
+/// Interval end: 500 cells or 5 ms, whichever first; at 250,000 ABR
 /// cells/s the 500th cell ends the interval after 2 ms.
 #[test]
 fn test_interval_at_250k_cells_per_s_ends_with_500th_cell_after_2_ms() {
@@ -224,7 +225,7 @@ fn test_interval_at_250k_cells_per_s_ends_with_500th_cell_after_2_ms() {
     assert_eq!(e.interval_deadline(), t + STUDY_INTERVAL_TIME);
 }
 
-/// s1.9, interval end: at 50,000 cells/s the time bound ends the interval
+/// Interval end: at 50,000 cells/s the time bound ends the interval
 /// at 5 ms with 250 cells (cells in the middle of their 20 us slots, so
 /// none coincides with the deadline).
 #[test]
@@ -264,7 +265,7 @@ fn test_study_defaults_match_s1_9() {
 }
 
 // ---------------------------------------------------------------------------
-// Edge cases (s1.7)
+// Edge cases (docs/models/abr.md, "What rests on atmlab's own reasoning")
 // ---------------------------------------------------------------------------
 
 #[test]
@@ -635,7 +636,7 @@ fn test_interval_deadline_follows_interval_start() {
 }
 
 // ---------------------------------------------------------------------------
-// Invariants (s1.8 item 4)
+// Invariants (docs/models/abr.md, "Test vectors")
 // ---------------------------------------------------------------------------
 
 /// One thing that happens at a port, for the property tests.
@@ -689,7 +690,7 @@ fn params() -> impl Strategy<Value = EricaParams> {
     )
 }
 
-/// fairShare * nActive == abrCap, z >= 0, nActive >= 1 (s1.8 item 4).
+/// fairShare * nActive == abrCap, z >= 0, nActive >= 1.
 fn check_state(e: &Erica) -> Result<(), TestCaseError> {
     let z = e.load_factor();
     prop_assert!(z >= 0.0, "z = {z}");
@@ -738,7 +739,7 @@ proptest! {
         }
     }
 
-    /// s1.8 item 4: with averaging off and every VC active, the VC shares
+    /// With averaging off and every VC active, the VC shares
     /// CCR/z add up to the ABR capacity when the input is the sum of the
     /// CCRs.
     #[test]
@@ -764,7 +765,7 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
-// Fluid harness (s1.8 items 2 and 3)
+// Fluid harness (docs/models/abr.md, "Test vectors", the fluid model)
 // ---------------------------------------------------------------------------
 
 /// A synchronous fluid model: links, each with its own [`Erica`]; sources
@@ -852,7 +853,7 @@ impl Fluid {
     }
 }
 
-/// s1.8 item 3: L1 (target 90) and L2 (target 45); S1 uses L1, S2 uses L1
+/// The two-link case, worked by hand: L1 (target 90) and L2 (target 45); S1 uses L1, S2 uses L1
 /// and L2, S3 uses L2. ERICA with U = 1 on links of 90 and 45 cells/s (the
 /// targets themselves, so no rounding of U * link enters), intervals of
 /// 1 s (at least one cell time of these slow links).
@@ -910,7 +911,7 @@ fn test_two_link_fluid_from_80_10_35_basic_erica_reaches_max_min() {
     assert_rates(&f, MAX_MIN, 1e-9);
 }
 
-/// s1.7 and s1.8 item 3: known behaviour, not a bug. With the max-min fix
+/// Known behaviour, not a bug (docs/models/abr.md, "Known behaviour"). With the max-min fix
 /// and delta = 0.1 both links settle inside the band 1 + delta (L1 at
 /// z = 1.055, L2 at 1.098) with the fix handing out the largest previous
 /// allocation, and the rates freeze off the max-min point.
@@ -929,7 +930,7 @@ fn test_two_link_fluid_from_80_10_35_with_fix_freezes_off_max_min() {
     }
 }
 
-/// s1.8 item 2, in fluid form: 3 greedy VCs on OC-3c, U = 0.9, no VBR:
+/// The single bottleneck, in fluid form: 3 greedy VCs on OC-3c, U = 0.9, no VBR:
 /// each converges to 0.9 * 353,207.55 / 3 = 105,962.3 cells/s within 2 %.
 #[test]
 fn test_single_bottleneck_fluid_erica_converges_to_fair_target() {
@@ -949,7 +950,7 @@ fn test_single_bottleneck_fluid_erica_converges_to_fair_target() {
     }
 }
 
-/// s1.8 item 2 with ERICA+ (no U): the link converges to about its full
+/// The single bottleneck with ERICA+ (no U): the link converges to about its full
 /// capacity, with the queueing delay near T0.
 #[test]
 fn test_single_bottleneck_fluid_erica_plus_reaches_full_capacity_with_delay_t0() {
@@ -974,7 +975,7 @@ fn test_single_bottleneck_fluid_erica_plus_reaches_full_capacity_with_delay_t0()
     }
 }
 
-/// s1.8 item 5, in fluid form: VBR taking 50 % of the link when ON, in
+/// A VBR square wave, in fluid form: VBR taking 50 % of the link when ON, in
 /// phases of 20 intervals; the ABR aggregate must track `U * Link - VBR`
 /// within two intervals of each transition.
 #[test]

@@ -33,8 +33,9 @@
 //!
 //! # The rules, and where each is implemented
 //!
-//! Behaviour text restated from TM 4.0 s5.10.4 as given in
-//! `algorithms.md` s2.4 (read-only project notes, not a dependency):
+//! Behaviour text restated from TM 4.0 s5.10.4, as checked against the
+//! sources below (docs/models/abr.md, "Source" and "Sources and what each
+//! confirmed"; full citations in docs/references.md):
 //!
 //! | rule | what | here |
 //! |---|---|---|
@@ -60,19 +61,19 @@
 //!
 //! * **TM 4.0 text, rules 3a-c, 4, 5, 6, 7 and the first half of 8**: as
 //!   quoted in S. Kalyanaraman's dissertation (OSU 1997), Appendix A
-//!   pp. 381-382 (yumpu copy, page 409; algorithms.md [S-E1]). The code
+//!   pp. 381-382 (yumpu copy, page 409). The code
 //!   follows it: `Nrm - 1` cells (not `Nrm`) between FRMs, "at least Mrm"
 //!   cells and "at least Trm", rule 5's strict "greater than ADTF" measured
 //!   from the last in-rate FRM, rule 6's "at least CRM" FRMs since the last
 //!   BRM with BN = 0, CCR set after rules 5 and 6.
-//! * **NEC uPD98501 user's manual s4.8.5.1 (a)-(f)** ([S-A1]): the same
+//! * **NEC uPD98501 user's manual s4.8.5.1 (a)-(f)**: the same
 //!   wording for rules 1-6, in particular "sets ACR to ICR" at setup.
 //! * **Freescale MPC8260 reference manual s30.5.1 and figure 30-12**
-//!   ([S-A4], and the MPC8280 manual s31.5.1): FRM fields DIR = forward,
+//!   (and the MPC8280 manual s31.5.1): FRM fields DIR = forward,
 //!   CCR = ACR, ER = PCR, CI = NI = CLP = 0 (rule 10); rule 9 as
 //!   `max(min(ACR, ER), MCR)`; a source with ACR < TCR sends out-of-rate
 //!   FRMs at TCR and no data (the stop convention below).
-//! * **YATS `src/abr/abrsrc.c`** (`hleuwer/luayats`, [S-Y1]): the defaults
+//! * **YATS `src/abr/abrsrc.c`** (`hleuwer/luayats`): the defaults
 //!   (Trm 100 ms, RIF = RDF = CDF = 1/16, TCR 10, ADTF 0.5 s, Nrm 32,
 //!   Mrm 2, TBE 2^24 - 1), `ICR = min(ICR, TBE/FRTT)`, the counters
 //!   (`IR_count` starts at 1 with the FRM and an FRM is due at `>= Nrm`, i.e.
@@ -86,10 +87,10 @@
 //!   TBE/Nrm gives CRM.
 //!
 //! Unverified (TM 4.0 itself could not be read): the exact text of rules
-//! 9-13 (taken from algorithms.md and the manuals above), the ranges of the
-//! parameters in [`AbrParams::validate`] (algorithms.md s2.3 gives them;
-//! the FRTT limit of 2^24 - 1 us is recalled, not read), and whether
-//! `CRM = ceil(TBE/Nrm)` is the standard's rounding (algorithms.md says so).
+//! 9-13 (taken from the manuals above), the ranges of the parameters in
+//! [`AbrParams::validate`] (TM 4.0's signalled ranges as recalled; the FRTT
+//! limit of 2^24 - 1 us in particular), and whether `CRM = ceil(TBE/Nrm)`
+//! is the standard's rounding (atmlab's choice, below).
 //!
 //! # DISAGREEMENTs and the choices made (the standard wins)
 //!
@@ -97,8 +98,9 @@
 //!   otherwise leaves ACR unchanged; TM 4.0 (and the MPC8260) set
 //!   `ACR = max(MCR, min(ACR, ER))`, i.e. to MCR. We follow the standard.
 //! * **CRM rounding.** YATS uses the integer quotient `TBE / Nrm` (524,287
-//!   for the defaults); algorithms.md gives `ceil(TBE/Nrm)` (524,288). We use
-//!   the ceiling; both agree when Nrm divides TBE (TBE 4096 gives 128).
+//!   for the defaults). We use the ceiling, `ceil(TBE/Nrm)` (524,288), so
+//!   that CRM FRMs cover at least TBE cells; both agree when Nrm divides TBE
+//!   (TBE 4096 gives 128).
 //! * **FRM spacing in the MPC8260.** Its flowchart counts only data and BRM
 //!   cells from 0 and sends an FRM at `Count >= Nrm` (one FRM per `Nrm + 1`
 //!   cells) and tests `Count > Mrm`; its text cuts ACR after "more than"
@@ -111,7 +113,7 @@
 //! * **Stopping in-rate sending.** Rule 1 as we read it permits in-rate
 //!   cells at any ACR > 0; the simulators stop them at low ACR so that a source at
 //!   ACR = 0 probes with out-of-rate FRMs. YATS stops at `ACR <= TCR`, the
-//!   MPC8260 and algorithms.md s2.8 at `ACR < TCR`. We stop at `ACR < TCR`:
+//!   MPC8260 at `ACR < TCR`. We stop at `ACR < TCR`:
 //!   a source whose MCR equals TCR then keeps its guaranteed rate in rate.
 //! * **When out-of-rate FRMs go.** YATS sends one whenever no in-rate cell
 //!   left for Trm, even at a high ACR (an idle source); here they are sent
@@ -137,32 +139,33 @@ use std::fmt;
 use thiserror::Error;
 
 /// TBE's largest value, 2^24 - 1 cells (a 24-bit signalled field); also its
-/// default, so that rule 6 practically never fires (algorithms.md s2.3 and
-/// s1.9, YATS `abrsrc.c`).
+/// default, so that rule 6 practically never fires (YATS `abrsrc.c`:
+/// "default ATM-Forum").
 pub const TBE_MAX: u32 = (1 << 24) - 1;
-/// TCR, the tagged cell rate: 10 cells/s, fixed by TM 4.0 (algorithms.md
-/// s2.3, YATS).
+/// TCR, the tagged cell rate: 10 cells/s, fixed by TM 4.0 (as YATS
+/// `abrsrc.c` sets it).
 pub const DEFAULT_TCR: f64 = 10.0;
-/// Nrm, the most cells per in-rate FRM: 32 (algorithms.md s2.3, YATS, Cisco
-/// [S-A3]).
+/// Nrm, the most cells per in-rate FRM: 32 (YATS `abrsrc.c`; Cisco's ABR
+/// document 10415).
 pub const DEFAULT_NRM: u32 = 32;
-/// Nrm's range, 2 to 256 (algorithms.md s2.3; TM 4.0 signals powers of 2).
+/// Nrm's range, 2 to 256 (TM 4.0's signalled range as recalled, unverified;
+/// TM 4.0 signals powers of 2).
 const NRM_RANGE: (u32, u32) = (2, 256);
 /// Mrm, the fewest cells between FRMs under the Trm condition: 2, fixed by
-/// TM 4.0 (algorithms.md s2.3, YATS, MPC8260 figure 30-12).
+/// TM 4.0 (YATS `abrsrc.c`, MPC8260 figure 30-12).
 pub const DEFAULT_MRM: u32 = 2;
-/// Trm, the longest time between in-rate FRMs: 100 ms (algorithms.md s2.3,
-/// YATS).
+/// Trm, the longest time between in-rate FRMs: 100 ms (YATS `abrsrc.c`).
 pub const DEFAULT_TRM: Duration = Duration::from_ms(100);
-/// Trm's smallest value, `100 * 2^-7` ms (algorithms.md s2.3).
+/// Trm's smallest value, `100 * 2^-7` ms (TM 4.0's signalled range as
+/// recalled, unverified).
 const TRM_MIN: Duration = Duration::from_ps(DEFAULT_TRM.as_ps() >> 7);
-/// RIF, RDF and CDF: 1/16 each (algorithms.md s2.3, YATS).
+/// RIF, RDF and CDF: 1/16 each (YATS `abrsrc.c`).
 pub const DEFAULT_FACTOR: f64 = 1.0 / 16.0;
 /// ADTF, the idle time after which rule 5 returns ACR to ICR: 0.5 s
-/// (algorithms.md s2.3, YATS).
+/// (YATS `abrsrc.c`).
 pub const DEFAULT_ADTF: Duration = Duration::from_ms(500);
-/// ADTF's range, 10 ms to 10.23 s (algorithms.md s2.3; a 10-bit count of
-/// 10 ms units).
+/// ADTF's range, 10 ms to 10.23 s (a 10-bit count of 10 ms units; TM 4.0's
+/// signalled range as recalled, unverified).
 const ADTF_RANGE: (Duration, Duration) = (Duration::from_ms(10), Duration::from_ms(10_230));
 /// FRTT's largest value, 2^24 - 1 us (a 24-bit signalled count of
 /// microseconds; recalled, unverified).
@@ -190,8 +193,8 @@ fn within(x: f64, lo: f64, hi: f64) -> bool {
     (lo..=hi).contains(&x)
 }
 
-/// The parameters of one ABR connection (TM 4.0 s5.10.2; algorithms.md
-/// s2.3). Rates in cells/s.
+/// The parameters of one ABR connection (TM 4.0 s5.10.2; docs/models/abr.md,
+/// "Parameters and defaults"). Rates in cells/s.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AbrParams {
     /// PCR, peak cell rate: ACR never exceeds it; the ER of every FRM.
@@ -232,9 +235,9 @@ pub struct AbrParams {
 }
 
 impl AbrParams {
-    /// TM 4.0 defaults for a connection with peak rate `pcr` cells/s, as the
-    /// 97-0177R2 study is resolved in algorithms.md s1.9 ("ABR source
-    /// parameters"): MCR = 0, ICR = PCR, TCR = 10 cells/s, Nrm = 32,
+    /// TM 4.0 defaults for a connection with peak rate `pcr` cells/s, as
+    /// atmlab resolves the 97-0177R2 study's silence (docs/models/abr.md,
+    /// "Where 97-0177R2 is silent"): MCR = 0, ICR = PCR, TCR = 10 cells/s, Nrm = 32,
     /// Mrm = 2, Trm = 100 ms, RIF = RDF = CDF = 1/16, ADTF = 0.5 s,
     /// TBE = 2^24 - 1 (rule 6 never fires), FRTT not signalled.
     pub fn new(pcr: f64) -> AbrParams {
@@ -255,7 +258,7 @@ impl AbrParams {
         }
     }
 
-    /// Checks every parameter against its range (algorithms.md s2.3); the
+    /// Checks every parameter against its range (TM 4.0's, as recalled); the
     /// error names the first one outside. RIF, RDF and CDF need not be
     /// powers of 2 (TM 4.0 can only signal those), so that sensitivity runs
     /// may use others.
@@ -276,14 +279,15 @@ impl AbrParams {
     }
 
     /// CRM, the in-rate FRMs a source may send without a BRM (BN = 0)
-    /// before rule 6 cuts its rate: `ceil(TBE / Nrm)` (algorithms.md s2.3;
-    /// 524,288 for the defaults, 128 for TBE = 4096).
+    /// before rule 6 cuts its rate: `ceil(TBE / Nrm)` (atmlab's rounding,
+    /// docs/models/abr.md, "CRM rounding"; 524,288 for the defaults, 128 for
+    /// TBE = 4096).
     pub fn crm(&self) -> u64 {
         u64::from(self.tbe).div_ceil(u64::from(self.nrm))
     }
 
     /// The ICR the source uses: ICR bounded by TBE/FRTT at setup
-    /// (algorithms.md s2.3 and s2.8, YATS), and by MCR from below (rule 1).
+    /// (YATS `abrsrc.c`), and by MCR from below (rule 1).
     pub fn initial_rate(&self) -> f64 {
         let bound = if self.frtt.is_zero() {
             f64::INFINITY

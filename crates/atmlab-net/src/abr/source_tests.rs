@@ -1,12 +1,12 @@
-//! Source tests: the vectors of algorithms.md s1.9 ("Source (ACR)",
-//! "Rule 5", "Rule 6") and s2.9, rule by rule, and a property test of
-//! rule 1.
+//! Source tests: the hand-worked vectors of docs/models/abr.md ("Test
+//! vectors": "Source", "Source order", "Rule 5", "Rule 6"), rule by rule,
+//! and a property test of rule 1.
 
 use super::*;
 use proptest::prelude::*;
 
 /// The OC-3c (STS-3c payload) cell rate, 149.76e6 / 424 cells/s, the PCR of
-/// the study (algorithms.md conventions and s1.9).
+/// the study (its 149.76 Mbit/s links; the YATS default link rate).
 const OC3: f64 = 353_207.55;
 
 fn ms(ms: u64) -> SimTime {
@@ -69,7 +69,7 @@ fn test_default_params_are_tm4_defaults_and_valid() {
     assert_eq!((p.nrm, p.mrm, p.trm, p.adtf), (32, 2, Duration::from_ms(100), Duration::from_ms(500)));
     assert_eq!((p.rif, p.rdf, p.cdf), (1.0 / 16.0, 1.0 / 16.0, 1.0 / 16.0));
     assert_eq!(p.tbe, 16_777_215);
-    // algorithms.md s1.9: TBE = 2^24 - 1 gives CRM = 524,288.
+    // TBE = 2^24 - 1 gives CRM = ceil(TBE / 32) = 524,288 (docs/models/abr.md, "CRM rounding").
     assert_eq!(p.crm(), 524_288);
     assert_eq!(p.validate(), Ok(()));
     assert_eq!(p.initial_rate(), OC3);
@@ -138,7 +138,7 @@ fn test_new_with_invalid_params_is_an_error_not_a_panic() {
 
 #[test]
 fn test_study_brm_sequence_gives_spec_acr_sequence() {
-    // algorithms.md s1.9 "Source (ACR)": ICR = PCR/10 = 35,320.75.
+    // docs/models/abr.md, "Test vectors", Source: ICR = PCR/10 = 35,320.75.
     let mut src = source(AbrParams { icr: OC3 / 10.0, ..AbrParams::new(OC3) });
     assert_near(src.acr(), 35_320.755, 1e-9);
     let steps = [
@@ -159,7 +159,7 @@ fn test_study_brm_sequence_gives_spec_acr_sequence() {
 
 #[test]
 fn test_feedback_arithmetic_matches_spec() {
-    // algorithms.md s2.9 item 3: PCR 100k, RIF 1/16, ACR 50k.
+    // docs/models/abr.md, "Test vectors", Source: PCR 100k, RIF 1/16, ACR 50k.
     let p = AbrParams { icr: 50_000.0, ..AbrParams::new(100_000.0) };
     let mut src = source(p);
     src.on_backward_rm(ms(1), &brm(false, false, 60_000.0));
@@ -172,7 +172,7 @@ fn test_feedback_arithmetic_matches_spec() {
 
 #[test]
 fn test_er_below_mcr_sets_acr_to_mcr() {
-    // algorithms.md s2.9 item 3; YATS would leave 56,250 (DISAGREEMENT).
+    // The same vector; YATS would leave 56,250 (DISAGREEMENT, "Rule 9 below MCR").
     let p = AbrParams { icr: 50_000.0, mcr: 20_000.0, ..AbrParams::new(100_000.0) };
     let mut src = source(p);
     src.on_backward_rm(ms(1), &brm(false, false, 10_000.0));
@@ -220,7 +220,7 @@ fn test_frm_fields_follow_rule10() {
 
 #[test]
 fn test_data_always_waiting_gives_one_frm_every_nrm_cells() {
-    // algorithms.md s2.9 item 1: 1 FRM + 31 other cells.
+    // docs/models/abr.md, "Source order": 1 FRM + 31 other cells.
     let mut src = source(AbrParams { icr: OC3 / 10.0, ..AbrParams::new(OC3) });
     let cells = drive(&mut src, &mut 0.0, 32 * 10, false);
     assert_eq!(frm_positions(&cells), (0..10).map(|k| 32 * k).collect::<Vec<_>>());
@@ -266,7 +266,7 @@ fn test_try_data_cell_is_rule_3c_and_leaves_the_rest_to_next_in_rate() {
 
 #[test]
 fn test_low_rate_source_sends_an_frm_every_third_cell() {
-    // algorithms.md s2.9 item 2: ACR 20 cells/s, Trm 100 ms, Mrm 2: two
+    // docs/models/abr.md, "Source order": ACR 20 cells/s, Trm 100 ms, Mrm 2: two
     // cells take 100 ms, so the Trm + Mrm condition makes every 3rd cell an
     // FRM.
     let mut src = source(AbrParams { icr: 20.0, ..AbrParams::new(OC3) });
@@ -335,7 +335,7 @@ fn source_at_100k(icr: f64) -> AbrSource {
 
 #[test]
 fn test_frm_after_idle_over_adtf_carries_icr() {
-    // algorithms.md s1.9 "Rule 5": ICR = PCR/10, ACR 100,000, the next FRM
+    // docs/models/abr.md, "Test vectors", Rule 5: ICR = PCR/10, ACR 100,000, the next FRM
     // 0.6 s after the previous (> ADTF = 0.5 s).
     let mut src = source_at_100k(OC3 / 10.0);
     let Some(InRate::Frm(frm)) = src.next_in_rate(ms(600), true, false) else { panic!("FRM due") };
@@ -363,7 +363,7 @@ fn test_rule5_never_fires_with_icr_equal_to_pcr() {
 
 #[test]
 fn test_frms_129_to_131_without_brm_carry_decayed_ccr() {
-    // algorithms.md s1.9 "Rule 6": TBE 4096 -> CRM 128, ACR 100,000 (ICR;
+    // docs/models/abr.md, "Test vectors", Rule 6: TBE 4096 -> CRM 128, ACR 100,000 (ICR;
     // FRTT 20 ms keeps TBE/FRTT = 204,800 above it), no BRM.
     let p = AbrParams { icr: 100_000.0, tbe: 4096, frtt: Duration::from_ms(20), ..AbrParams::new(OC3) };
     let mut src = source(p);
@@ -379,7 +379,7 @@ fn test_frms_129_to_131_without_brm_carry_decayed_ccr() {
 
 #[test]
 fn test_without_brm_acr_decays_geometrically_down_to_mcr() {
-    // algorithms.md s2.9 item 4: after CRM FRMs, ACR falls by (1 - CDF) per
+    // docs/models/abr.md, "Test vectors", Rule 6: after CRM FRMs, ACR falls by (1 - CDF) per
     // FRM and stops at MCR. TBE 64 / Nrm 32 gives CRM = 2.
     let p = AbrParams { icr: 10_000.0, mcr: 1_000.0, tbe: 64, ..AbrParams::new(100_000.0) };
     let mut src = source(p);

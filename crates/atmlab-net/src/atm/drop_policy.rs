@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn test_selective_drop_arithmetic() {
-        // algorithms.md s4.6: X = 800, R = 600, Na = 4, Z = 0.8.
+        // docs/models/atm.md, worked by hand: X = 800, R = 600, Na = 4, Z = 0.8.
         let mut sd = SelectiveDrop { threshold: 600, z: 0.8, keep_end_of_frame: true };
         assert_eq!(sd.admit(&ctx(800, 1000, 300, 4)), Verdict::DiscardFrame, "ratio 1.5");
         assert_eq!(sd.admit(&ctx(800, 1000, 150, 4)), Verdict::Admit, "ratio 0.75");

@@ -1,5 +1,5 @@
 //! The Generic Cell Rate Algorithm, traffic contracts, policing and shaping
-//! (ITU-T I.371, ATM Forum TM 4.0; algorithms.md s3).
+//! (ITU-T I.371, ATM Forum TM 4.0; docs/models/atm.md, "Traffic contracts, policing and shaping").
 //!
 //! GCRA(I, L) decides whether a cell arriving at `ta` conforms to an
 //! increment `I` (one cell time at the contract rate) with a limit `L`. It
@@ -227,7 +227,7 @@ pub const MIN_TOLERANCE: Duration = Duration::from_ps(1);
 /// Usage parameter control for one VC: the contract's GCRAs.
 ///
 /// A cell conforms only if it passes every test that applies to it, and no
-/// GCRA is updated for a cell that does not conform (algorithms.md s3.5).
+/// GCRA is updated for a cell that does not conform (TM 4.0's dual GCRA).
 /// A VBR.3 cell tagged for failing only the SCR test updates the PCR state,
 /// not the SCR state.
 #[derive(Clone, Debug, PartialEq)]
@@ -292,7 +292,7 @@ impl Policer {
 }
 
 /// A shaper: holds each cell until every GCRA of a contract accepts it
-/// (algorithms.md s3.6), with the PCR test at zero tolerance and the SCR
+/// (docs/models/atm.md, "Shaping"), with the PCR test at zero tolerance and the SCR
 /// test at `BT`, so its output conforms to the contract at any CDVT.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shaper {
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn test_gcra_vector_both_forms() {
-        // algorithms.md s3.8: GCRA(I=10, L=5).
+        // docs/models/atm.md, worked by hand: GCRA(I=10, L=5).
         let arrivals = [0, 5, 12, 18, 20, 35, 38, 44, 45, 70];
         let conform = [true, true, false, true, false, true, false, true, false, true];
         let tats = [10, 20, 20, 30, 30, 45, 45, 55, 55, 80];

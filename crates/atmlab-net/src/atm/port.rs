@@ -304,7 +304,7 @@ pub struct PortVc {
     /// At a switch: the same switch's output port of the VC's opposite
     /// direction, and the VC's index there. A backward RM cell leaving by
     /// this port belongs to the control loop of that port's direction, whose
-    /// ABR controller writes its ER (TM 4.0 s5.10.6; algorithms.md s1.1).
+    /// ABR controller writes its ER (TM 4.0 s5.10.6; docs/models/abr.md, "ERICA and ERICA+").
     pub feedback: Option<(PortId, u16)>,
     /// At a VS/VD switch, the ABR end whose virtual source sends this VC's
     /// cells into this port: cells for it go there, not into the queue.

@@ -43,7 +43,7 @@ impl Scheduler for StrictPriority {
 /// served by strict priority; a slot either side leaves unused goes to the
 /// other (work conserving).
 ///
-/// A credit scheduler (algorithms.md s5.2): in every slot in which the
+/// A credit scheduler (atmlab's design, docs/models/atm.md, "Schedulers"): in every slot in which the
 /// guaranteed queue is backlogged its credit grows by `num/den`, capped at 1;
 /// it sends when the credit reaches 1 (and pays 1) or when no other queue has
 /// a cell. The credit is an exact fraction, so "GR x N of every N slots"
@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn test_saturated_gr_gives_exactly_gr_n_of_every_n_slots() {
-        // algorithms.md s5.4: GR = 0.2, both saturated: 2 UBR in every 10.
+        // docs/models/atm.md, "Schedulers": GR = 0.2, both saturated: 2 UBR in every 10.
         let mut s = GuaranteedRate::new(1, 5, UBR);
         let mut q = queues(10_000, 10_000);
         let got = serve(&mut s, &mut q, 1000);

@@ -774,8 +774,9 @@ impl Simulation {
 
     /// End `e`'s waiting turned-around BRM, if any. At a VS/VD switch its
     /// ER is lowered to the ACR of the virtual source on the other side
-    /// (algorithms.md s2.7: the segment behind may not send faster than the
-    /// one ahead drains).
+    /// (atmlab's coupling, docs/models/abr.md, "Virtual source and
+    /// destination": the segment behind may not send faster than the one
+    /// ahead drains).
     fn take_brm(&mut self, e: u32) -> Option<RmCell> {
         let mut brm = self.abr_ends[e as usize].destination.take_brm()?;
         if let EndAt::Switch { peer, .. } = self.abr_ends[e as usize].at {
@@ -1201,7 +1202,8 @@ impl Simulation {
     }
 }
 
-/// The CCR of a forward RM cell, which ERICA records for the VC (s1.4).
+/// The CCR of a forward RM cell, which ERICA records for the VC (the
+/// dissertation's FRM handler, docs/models/abr.md).
 fn forward_ccr(rms: &crate::pdu::PduTable<RmCell>, cell: &Cell) -> Option<f64> {
     match cell.carries() {
         Carries::Rm(id) => {

@@ -87,7 +87,7 @@ fn test_three_persistent_abr_vcs_share_the_link_equally_at_the_target() {
 #[test]
 fn test_erica_plus_fills_the_link_with_a_short_queue() {
     // ERICA+ aims at the whole capacity, with the queue near T0 = 500 us
-    // (algorithms.md s1.8 item 2): 177 cells at 353,208 cells/s.
+    // (docs/models/abr.md, "Test vectors"): 177 cells at 353,208 cells/s.
     let sim =
         greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |_| {});
     let r = sim.run().unwrap();
@@ -100,7 +100,7 @@ fn test_erica_plus_fills_the_link_with_a_short_queue() {
 
 #[test]
 fn test_two_links_give_the_max_min_rates() {
-    // algorithms.md s1.8 item 3: L1 (target 90) and L2 (target 45); S1 uses
+    // The two-link case (docs/models/abr.md): L1 (target 90) and L2 (target 45); S1 uses
     // L1, S2 both, S3 L2. From a cold start (ICR = PCR/100) ERICA reaches
     // the max-min rates (67.5, 22.5, 22.5) in units of L1's target / 90.
     let mut b = NetworkBuilder::new(RngStreams::new(4, 0));
@@ -133,12 +133,12 @@ fn test_two_links_give_the_max_min_rates() {
 
 #[test]
 fn test_abr_tracks_a_square_wave_of_vbr_within_two_intervals() {
-    // algorithms.md s1.8 item 5: VBR takes half the link every other 50 ms;
+    // A VBR square wave (docs/models/abr.md): VBR takes half the link every other 50 ms;
     // the ABR sources' rates follow U * link - VBR within two averaging
     // intervals (plus the feedback delay) of each edge. Basic ERICA (no
     // max-min fix): with the fix, rates inside the band z <= 1 + delta keep
     // MaxAllocPrevious and may settle up to delta above the target
-    // (algorithms.md s1.8 item 3; here 3.8 % above after VBR goes off).
+    // (docs/models/abr.md, "Known behaviour"; here 3.8 % above after VBR goes off).
     let link = cell_rate(sts3c()) * CELL_BITS as f64;
     let ms = Duration::from_ms(1);
     let basic = EricaParams { max_min_fix: false, ..EricaParams::erica(0.9) };

@@ -992,7 +992,7 @@ impl NetworkBuilder {
             self.hosts[end.host.idx()].vcs[end.vc as usize].abr = Some(e);
         }
         // Each VS/VD switch on the path splits the loops: a pair of ends,
-        // one sending each way (TM 4.0 s5.10.10; algorithms.md s2.7).
+        // one sending each way (TM 4.0 s5.10.10; docs/models/abr.md, "Virtual source and destination").
         for k in 1..vc.path.len() - 1 {
             let NodeRef::Switch(sw) = vc.path[k] else { continue };
             if !self.vs_vd.contains(&sw) {

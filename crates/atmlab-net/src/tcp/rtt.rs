@@ -531,7 +531,7 @@ mod tests {
 
     #[test]
     fn test_rto_arithmetic_matches_the_bsd_vector() {
-        // algorithms.md s7.8: samples 3,5,2,2,2,2,8 ticks
+        // docs/models/tcp.md, "Test vectors": samples 3,5,2,2,2,2,8 ticks (ns-2's rtt_update by hand)
         let expected = [(24, 6, 9), (26, 7, 10), (25, 7, 10), (24, 7, 10), (23, 7, 9), (23, 6, 8), (29, 11, 14)];
         let mut e = est();
         for (m, (srtt, rttvar, rto)) in [3, 5, 2, 2, 2, 2, 8].into_iter().zip(expected) {

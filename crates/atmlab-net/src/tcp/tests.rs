@@ -1,4 +1,4 @@
-//! Hand-worked loss patterns for the TCP variants (algorithms.md s7.8) and the
+//! Hand-worked loss patterns for the TCP variants (docs/models/tcp.md, "Test vectors") and the
 //! receiver's ACK policy. The network is a test-controlled list of segments:
 //! nothing is delivered unless the test says so.
 
@@ -113,7 +113,7 @@ fn lose_first_of_sixteen(variant: TcpVariant) -> (Pair, Vec<TcpSegment>, TcpSegm
 
 #[test]
 fn test_reno_single_loss_vector() {
-    // algorithms.md s7.8: after the 3rd dup ACK ssthresh = 8, window 8 + 3 =
+    // docs/models/tcp.md, "Test vectors": after the 3rd dup ACK ssthresh = 8, window 8 + 3 =
     // 11; after the 15th, 23: seven new segments during fast recovery; the
     // new ACK sets cwnd = 8.
     let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Reno);
@@ -206,7 +206,7 @@ fn test_recovery_states_reno_fast_then_open_and_timeout_loss_until_recover() {
 fn test_sack_recovery_tracks_pipe_and_retransmitted_holes() {
     let (mut p, dupacks, lost) = lose_first_of_sixteen(TcpVariant::Sack);
     p.deliver_to_tx(&dupacks[..3]);
-    // sack1 (algorithms.md s7.5): pipe = 16 outstanding - 3 reported by the
+    // sack1 (Fall & Floyd 1996; ns-2.35 tcp-sack1.cc): pipe = 16 outstanding - 3 reported by the
     // duplicate ACKs = 13 segments (the fast retransmission is not counted);
     // the lost segment was retransmitted, so no hole below it is left.
     match p.tx.recovery() {

@@ -1,0 +1,180 @@
+"""The documentation and the code comments send a reader nowhere outside
+the project.
+
+atmlab's models were designed from notes and reference files that are not
+part of the repository (a research note on the algorithms, a model
+specification, the seed texts of the studies). Users never see those
+files, so every rule, default and test vector the project relies on is
+stated in ``docs/`` with its primary source (``docs/references.md`` lists
+them), and nothing may cite the outside files again. This test scans the
+text files of the project (``.md``, ``.rs``, ``.py``, ``.toml``, ``.txt``
+under ``docs/``, ``crates/``, ``python/``, ``tests/``, ``tools/``,
+``validation/``, and ``README.md``) and fails, naming file and line, on:
+
+* a name of an outside note: ``algorithms.md``, ``abr-algorithms.md``,
+  ``design.md``, ``style.md``, ``emulation.md``, and ``models.md`` (none
+  of them is a file of the project; a name that is the path of a file of
+  the repository is accepted);
+* a path into the shared folder beside the repository: ``../shared``,
+  ``shared/docs``, ``shared/reference``, ``shared/seeds``;
+* "research note" or "research notes".
+
+It also checks that every relative Markdown link in ``docs/`` and
+``README.md`` points to a file (or folder) of the repository.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import ROOT
+
+SCANNED_DIRS = ["docs", "crates", "python", "tests", "tools", "validation"]
+SCANNED_FILES = ["README.md"]
+SUFFIXES = {".md", ".rs", ".py", ".toml", ".txt"}
+SKIPPED_PARTS = {"__pycache__", "target", ".venv", "node_modules", ".git"}
+THIS_FILE = Path(__file__).resolve()
+
+# Names of notes kept outside the repository. A match is accepted only if
+# the path written before it names a file of the repository.
+OUTSIDE_NOTE = re.compile(r"[\w./-]*\b(?:abr-algorithms|algorithms|design|style|emulation|models)\.md\b",
+                          re.IGNORECASE)
+# Paths into the shared folder, and the notes by description.
+OUTSIDE_PATH = re.compile(r"\.\./shared\b|\bshared/(?:docs|reference|seeds)\b", re.IGNORECASE)
+RESEARCH_NOTE = re.compile(r"\bresearch[\s*_]+notes?\b", re.IGNORECASE)
+
+# [text](target) and [label]: target, outside code spans and fenced blocks.
+INLINE_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
+EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
+
+
+def scanned_files() -> list[Path]:
+    """Every text file the test reads, in a stable order."""
+    files = [ROOT / f for f in SCANNED_FILES]
+    for d in SCANNED_DIRS:
+        for p in sorted((ROOT / d).rglob("*")):
+            if p.is_file() and p.suffix in SUFFIXES and not SKIPPED_PARTS & set(p.relative_to(ROOT).parts):
+                files.append(p)
+    return [p for p in files if p.resolve() != THIS_FILE]
+
+
+def inside_repository(path: Path) -> bool:
+    """Whether `path` exists and lies inside the repository."""
+    try:
+        path.resolve().relative_to(ROOT)
+    except ValueError:
+        return False
+    return path.exists()
+
+
+def names_a_project_file(written: str, source: Path) -> bool:
+    """Whether a written file name is the path of a file of the repository,
+    relative to the file that writes it or to the repository's root."""
+    if "/" not in written:
+        return False  # a bare name: which file of the project would it be?
+    return any(inside_repository(base / written) for base in (source.parent, ROOT))
+
+
+def outside_references(path: Path) -> list[str]:
+    """`file:line: what` for each reference to something outside the project."""
+    found = []
+    rel = path.relative_to(ROOT)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in OUTSIDE_NOTE.finditer(line):
+            if not names_a_project_file(m.group(0), path):
+                found.append(f"{rel}:{n}: names the outside note {m.group(0)!r}: {line.strip()[:160]}")
+        for m in OUTSIDE_PATH.finditer(line):
+            found.append(f"{rel}:{n}: points outside the repository ({m.group(0)!r}): {line.strip()[:160]}")
+        for m in RESEARCH_NOTE.finditer(line):
+            found.append(f"{rel}:{n}: refers to {m.group(0)!r}: {line.strip()[:160]}")
+    return found
+
+
+def markdown_links(text: str) -> list[tuple[int, str]]:
+    """(line, target) of every Markdown link, skipping fenced code blocks
+    and inline code spans."""
+    links, fenced = [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        prose = re.sub(r"`[^`]*`", "", line)
+        links += [(n, m.group(1)) for m in INLINE_LINK.finditer(prose)]
+        m = REFERENCE_LINK.match(prose)
+        if m:
+            links.append((n, m.group(1)))
+    return links
+
+
+def broken_links(path: Path) -> list[str]:
+    """`file:line: target` for each relative link that names no file of the
+    repository."""
+    rel = path.relative_to(ROOT)
+    bad = []
+    for n, target in markdown_links(path.read_text(encoding="utf-8")):
+        if EXTERNAL.match(target):
+            continue  # a URL or an anchor of this page
+        file_part = target.split("#", 1)[0].split("?", 1)[0]
+        if not file_part:
+            continue
+        if not inside_repository(path.parent / file_part):
+            bad.append(f"{rel}:{n}: link to {target!r}, which is not a file of the repository")
+    return bad
+
+
+def test_the_scan_sees_the_documentation_and_the_code():
+    files = {p.relative_to(ROOT).as_posix() for p in scanned_files()}
+    for expected in ["README.md", "docs/models/abr.md", "docs/reproductions/tcp-abr.md",
+                     "crates/atmlab-net/src/abr/erica.rs", "python/atmlab/cli.py"]:
+        assert expected in files
+    assert THIS_FILE.relative_to(ROOT).as_posix() not in files
+
+
+def test_nothing_refers_to_files_outside_the_project():
+    found = [f for p in scanned_files() for f in outside_references(p)]
+    assert not found, (f"{len(found)} references to files outside the project (state the substance in docs/ "
+                       "with its primary source, docs/references.md):\n" + "\n".join(found))
+
+
+def test_every_relative_markdown_link_names_a_file_of_the_repository():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    bad = [b for p in pages for b in broken_links(p)]
+    assert not bad, f"{len(bad)} broken links:\n" + "\n".join(bad)
+
+
+def test_the_checks_catch_what_they_are_for(tmp_path):
+    # The patterns themselves, on lines written for the purpose.
+    fake = ROOT / "docs" / "models" / "x.md"
+    lines = {
+        "see algorithms.md s1.9": True,
+        "abr-algorithms.md §2": True,
+        "`../shared/docs/algorithms.md` §1.9": True,
+        "(models.md s7.3)": True,
+        "the project's research note": True,
+        "research notes (unpublished)": True,
+        "design.md and style.md and emulation.md": True,
+        "docs/models/abr.md, \"Source\"": False,
+        "[the ABR page](abr.md)": False,
+    }
+    for line, outside in lines.items():
+        path = tmp_path / "page.md"
+        path.write_text(line + "\n", encoding="utf-8")
+        hits = []
+        for m in OUTSIDE_NOTE.finditer(line):
+            if not names_a_project_file(m.group(0), fake):
+                hits.append(m.group(0))
+        hits += [m.group(0) for m in OUTSIDE_PATH.finditer(line)]
+        hits += [m.group(0) for m in RESEARCH_NOTE.finditer(line)]
+        assert bool(hits) == outside, (line, hits)
+    # A link to a missing page is found; a link to an existing one, a URL
+    # and an anchor are not.
+    text = "[a](missing.md) [b](abr.md#source) [c](https://example.org/x.md) [d](#top)\n```\n[e](gone.md)\n```\n"
+    targets = [t for _, t in markdown_links(text)]
+    assert targets == ["missing.md", "abr.md#source", "https://example.org/x.md", "#top"]
+    assert not inside_repository(ROOT / "docs" / "models" / "missing.md")
+    assert inside_repository(ROOT / "docs" / "models" / "abr.md")
