@@ -97,7 +97,7 @@ def test_abr_tables_are_metrics_with_their_units(tmp_path, root):
         "abr.vc0:forward.frms_in_rate": "cells", "abr.vc0:forward.adtf_cuts": "",
         "abr_ports.sw0->sw1.load_factor": "", "abr_ports.sw0->sw1.abr_capacity_bps": "bit/s",
         "abr_ports.sw0->sw1.fair_share_bps": "bit/s", "abr_ports.sw0->sw1.high_priority_bps": "bit/s",
-        "abr_ports.sw0->sw1.active_vcs": "", "abr_ports.sw0->sw1.efci_marked": "cells",
+        "abr_ports.sw0->sw1.active_vcs": "", "abr_ports.sw0->sw1.intervals": "",
         "cell_sources.video.throughput_bps": "bit/s", "efficiency_basis.background_bps": "bit/s",
         "efficiency": "fraction", "ports.sw0->sw1.max_queue": "cells",
     }

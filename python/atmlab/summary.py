@@ -195,14 +195,15 @@ def sections(r: Result, scenario: Mapping[str, Any] | None = None) -> list[Secti
         out.append(s)
     abr_ports = raw.get("abr_ports", [])
     if abr_ports:
-        s = Section("ABR switch ports (last averaging interval)",
-                    ["port", "algorithm", "intervals", "load factor", "ABR capacity", "fair share", "VBR+CBR",
-                     "active VCs", "EFCI marked"], 2)
+        # Each algorithm reports its own readings (ERICA's of its last averaging interval).
+        names: list[str] = []
         for a in abr_ports:
-            s.rows.append([a["port"], a["algorithm"], fmt.count(a["intervals"]), fmt.ratio(a.get("load_factor")),
-                           fmt.si(a.get("abr_capacity_bps"), "bit/s"), fmt.si(a.get("fair_share_bps"), "bit/s"),
-                           fmt.si(a.get("high_priority_bps"), "bit/s"), fmt.ratio(a.get("active_vcs")),
-                           fmt.count(a["efci_marked"])])
+            names += [k for k in a if k not in ("port", "algorithm") and k not in names]
+        s = Section("ABR switch ports (each controller's readings)",
+                    ["port", "algorithm", *[_READING_HEADERS.get(n, n.removesuffix("_bps").replace("_", " "))
+                                            for n in names]], 2)
+        for a in abr_ports:
+            s.rows.append([a["port"], a["algorithm"], *[_reading(n, a.get(n)) for n in names]])
         out.append(s)
 
     upc = raw.get("upc", [])
@@ -309,3 +310,21 @@ def result_html(r: Result, scenario: Mapping[str, Any] | None = None) -> str:
                     f"<td style='text-align:left'>{e(c)}</td></tr>" for a, b, c in overview(r))
     return (f"<div class='atmlab-result'><h3 style='margin:0'>{e(title)}</h3><p>{e(run)}</p>"
             f"<table>{lines}</table>" + "".join(section_html(s) for s in sections(r, scenario)) + "</div>")
+
+
+# The headers of the controllers' readings that words alone would not make clear.
+_READING_HEADERS = {"load_factor": "load factor", "abr_capacity_bps": "ABR capacity", "fair_share_bps": "fair share",
+                    "high_priority_bps": "VBR+CBR", "active_vcs": "active VCs", "efci_marked": "EFCI marked",
+                    "er_bps": "ER", "brms_lowered": "BRMs lowered"}
+
+
+def _reading(name: str, value: Any) -> str:
+    """A controller's reading as the summary shows it: a rate with its SI
+    prefix, a count whole, a ratio; blank where the algorithm has none."""
+    if value is None:
+        return ""
+    if name.endswith("_bps"):
+        return fmt.si(value, "bit/s")
+    if isinstance(value, int):
+        return fmt.count(value)
+    return fmt.ratio(value)

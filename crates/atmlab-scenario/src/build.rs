@@ -7,7 +7,6 @@ use crate::schema::*;
 use atmlab_engine::CELL_BITS;
 use atmlab_engine::{Duration, RngStreams, SimTime};
 use atmlab_net::aal5::Encapsulation;
-use atmlab_net::abr::erica::{Counting, EricaParams, LoadAveraging, Variant};
 use atmlab_net::abr::source::AbrParams;
 use atmlab_net::atm::{
     Conformance, Contract, DropPolicy, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind,
@@ -15,11 +14,11 @@ use atmlab_net::atm::{
 };
 use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
-use atmlab_net::sim::{AbrControlConfig, Intervals, Piecewise};
 use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
 };
+use atmlab_net::sim::{Intervals, Piecewise};
 use atmlab_net::tcp::{DelayedAckRule, RtoAlgorithm, RtoConfig, SocketConfig, TcpConfig};
 use rand::RngExt;
 use std::collections::{BTreeMap, BTreeSet};
@@ -370,9 +369,9 @@ impl<'a> Ctx<'a> {
             Some(a) => (Some(a), format!("switches[{i}].port_to.{to}.abr")),
             None => (spec.port.abr.as_ref(), format!("switches[{i}].port.abr")),
         };
-        if let Some(config) = abr.map(|a| abr_switch(&path, a)).transpose()?.flatten() {
+        if let Some(config) = abr.map(|a| crate::abr_switch::controller(&path, a)).transpose()?.flatten() {
             self.b.set_abr_control(port, config).map_err(|e| match e {
-                BuildError::Erica(p) => err(format!("{path}.{}", erica_key(p.param)), p.problem),
+                BuildError::Control(p) => err(format!("{path}.{}", crate::abr_switch::param_key(p.param)), p.problem),
                 e => err(path.clone(), e.to_string()),
             })?;
         }
@@ -773,11 +772,19 @@ impl<'a> Ctx<'a> {
                     .b
                     .port_toward(na, nb)
                     .ok_or_else(|| err(format!("{path}.port"), format!("no link from {a} to {b}")))?;
-                if p.kind.needs_erica() && !self.b.has_erica(q) {
-                    return Err(err(
-                        format!("{path}.port"),
-                        format!("a {} probe reads an ERICA controller, and the port {a}->{b} has none", p.kind.name()),
-                    ));
+                if let Some(reading) = p.kind.reading() {
+                    let algorithm = self.b.abr_control(q).map(|c| c.algorithm());
+                    if !algorithm.is_some_and(|al| al.readings().iter().any(|r| r.name == reading)) {
+                        let has = algorithm.map_or("no controller".to_string(), |al| format!("{}", al.name()));
+                        return Err(err(
+                            format!("{path}.port"),
+                            format!(
+                                "a {} probe reads a switch controller's {reading}, and the port {a}->{b} has {has}, \
+                                 which does not report it",
+                                p.kind.name()
+                            ),
+                        ));
+                    }
                 }
                 (ProbeTarget::Port(q, quantity), format!("{a}->{b}"))
             } else {
@@ -1458,102 +1465,6 @@ fn abr_params(spec: &AbrSpec, link: atmlab_engine::BitRate) -> AbrParams {
     }
     p.frtt = spec.frtt.map_or(p.frtt, |t| t.0);
     p
-}
-
-/// The controller an `abr` table of a switch port asks for (`None` for
-/// `algorithm = "none"`), every key checked against the algorithm.
-fn abr_switch(path: &str, a: &AbrSwitchSpec) -> Result<Option<AbrControlConfig>, ScenarioError> {
-    let erica_keys = [
-        ("interval", a.interval.is_some()),
-        ("interval_cells", a.interval_cells.is_some()),
-        ("delta", a.delta.is_some()),
-        ("max_min_fix", a.max_min_fix.is_some()),
-        ("bidirectional_counting", a.bidirectional_counting.is_some()),
-        ("immediate_fair_share", a.immediate_fair_share.is_some()),
-        ("limit_sudden_increase", a.limit_sudden_increase.is_some()),
-        ("one_er_per_interval", a.one_er_per_interval.is_some()),
-        ("cap_at_abr_capacity", a.cap_at_abr_capacity.is_some()),
-        ("active_vc_decay", a.active_vc_decay.is_some()),
-        ("load_averaging", a.load_averaging.is_some()),
-    ];
-    let plus_keys = [
-        ("t0", a.t0.is_some()),
-        ("underload_gain", a.underload_gain.is_some()),
-        ("overload_gain", a.overload_gain.is_some()),
-        ("qdlf", a.qdlf.is_some()),
-    ];
-    let erica_only = [("target_utilization", a.target_utilization.is_some())];
-    let efci_keys = [("threshold", a.threshold.is_some())];
-    let allowed: Vec<&str> = match a.algorithm {
-        AbrAlgorithm::EricaPlus => erica_keys.iter().chain(&plus_keys).map(|(k, _)| *k).collect(),
-        AbrAlgorithm::Erica => erica_keys.iter().chain(&erica_only).map(|(k, _)| *k).collect(),
-        AbrAlgorithm::Efci => vec!["threshold"],
-        AbrAlgorithm::None => vec![],
-    };
-    let name = match a.algorithm {
-        AbrAlgorithm::EricaPlus => "erica_plus",
-        AbrAlgorithm::Erica => "erica",
-        AbrAlgorithm::Efci => "efci",
-        AbrAlgorithm::None => "none",
-    };
-    let all = erica_keys.iter().chain(&plus_keys).chain(&erica_only).chain(&efci_keys);
-    if let Some((key, _)) = all.clone().find(|(k, present)| *present && !allowed.contains(k)) {
-        return Err(err(format!("{path}.{key}"), format!("is not a key of the {name} algorithm")));
-    }
-    let mut p = match a.algorithm {
-        AbrAlgorithm::None => return Ok(None),
-        AbrAlgorithm::Efci => {
-            let t = a.threshold.ok_or_else(|| err(format!("{path}.threshold"), "an efci switch needs a threshold"))?;
-            let threshold = u32::try_from(t.0).map_err(|_| err(format!("{path}.threshold"), "too many cells"))?;
-            return Ok(Some(AbrControlConfig::Efci { threshold }));
-        }
-        AbrAlgorithm::Erica => EricaParams::erica(a.target_utilization.unwrap_or(0.9)),
-        AbrAlgorithm::EricaPlus => {
-            let mut p = EricaParams::erica_plus_97_0177r2();
-            if let Variant::EricaPlus(q) = &mut p.variant {
-                q.t0 = a.t0.map_or(q.t0, |t| t.0);
-                q.underload_gain = a.underload_gain.unwrap_or(q.underload_gain);
-                q.overload_gain = a.overload_gain.unwrap_or(q.overload_gain);
-                q.qdlf = a.qdlf.unwrap_or(q.qdlf);
-            }
-            p
-        }
-    };
-    p.interval.time = a.interval.map_or(p.interval.time, |t| t.0);
-    p.interval.cells = match a.interval_cells {
-        None => p.interval.cells,
-        Some(0) => None,
-        Some(n) => Some(n),
-    };
-    p.delta = a.delta.unwrap_or(p.delta);
-    p.max_min_fix = a.max_min_fix.unwrap_or(p.max_min_fix);
-    p.bidirectional_counting = a.bidirectional_counting.unwrap_or(p.bidirectional_counting);
-    p.immediate_fair_share = a.immediate_fair_share.unwrap_or(p.immediate_fair_share);
-    p.limit_sudden_increase = a.limit_sudden_increase.unwrap_or(p.limit_sudden_increase);
-    p.one_er_per_interval = a.one_er_per_interval.unwrap_or(p.one_er_per_interval);
-    p.cap_at_abr_capacity = a.cap_at_abr_capacity.unwrap_or(p.cap_at_abr_capacity);
-    if let Some(decay) = a.active_vc_decay {
-        p.counting = Counting::Averaged { decay };
-    }
-    if let Some(l) = a.load_averaging {
-        p.load_averaging = match l.method {
-            LoadAveragingMethod::Ratio => LoadAveraging::Ratio { alpha: l.alpha },
-            LoadAveragingMethod::Separate => LoadAveraging::Separate { alpha: l.alpha },
-        };
-    }
-    p.validate().map_err(|e| err(format!("{path}.{}", erica_key(e.param)), e.problem))?;
-    Ok(Some(AbrControlConfig::Erica(p)))
-}
-
-/// The scenario key of an ERICA parameter's name in the core.
-fn erica_key(param: &str) -> &str {
-    match param {
-        "target_utilisation" => "target_utilization",
-        "interval.time" => "interval",
-        "interval.cells" => "interval_cells",
-        "counting.decay" => "active_vc_decay",
-        other => other,
-    }
 }
 
 /// One source's rates from an FGN block (docs/models/sources.md, "The rate sequence"): the accepted

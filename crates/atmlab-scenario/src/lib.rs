@@ -34,6 +34,7 @@
 //! assert_eq!(result.ports[0].cells_out, 30);
 //! ```
 
+mod abr_switch;
 mod build;
 mod error;
 pub mod schema;

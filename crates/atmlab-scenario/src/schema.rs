@@ -5,6 +5,7 @@
 //! path where it happened (`switches[0].port.buffer: ...`).
 //! `docs/scenario-format.md` documents each key; this file is the schema.
 
+pub use crate::abr_switch::AbrSwitchSpec;
 use crate::units;
 use atmlab_engine::{BitRate, Duration, MAX_SCENARIO_TIME};
 use atmlab_net::aal5::Encapsulation;
@@ -472,88 +473,6 @@ pub struct PortSpec {
     /// ABR flow control of the port's ABR VCs: ERICA+, ERICA or an EFCI
     /// switch (a `port_to` table replaces the switch's whole `abr` table).
     pub abr: Option<AbrSwitchSpec>,
-}
-
-/// `switches[i].port.abr`: an ABR controller. Which keys an algorithm takes
-/// is checked when the scenario is built.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AbrSwitchSpec {
-    /// `erica_plus`, `erica`, `efci` or `none`.
-    pub algorithm: AbrAlgorithm,
-    /// ERICA(+): the averaging interval's time bound (default 5 ms).
-    pub interval: Option<Time>,
-    /// ERICA(+): the interval's bound in ABR input cells (default 500; 0:
-    /// the time bound only).
-    pub interval_cells: Option<u32>,
-    /// ERICA+: the target queueing delay T0 (default 500 us).
-    pub t0: Option<Time>,
-    /// ERICA+: f(0), the under-load constant b (default 1.05).
-    pub underload_gain: Option<f64>,
-    /// ERICA+: the over-load constant a (default 1.15).
-    pub overload_gain: Option<f64>,
-    /// ERICA+: the queue-drain limit factor (default 0.5).
-    pub qdlf: Option<f64>,
-    /// ERICA: the target utilisation U (default 0.9).
-    pub target_utilization: Option<f64>,
-    /// ERICA(+): the max-min band delta (default 0.1).
-    pub delta: Option<f64>,
-    /// ERICA(+): the max-min fix (default true).
-    pub max_min_fix: Option<bool>,
-    /// ERICA(+): backward RM cells mark their VC active (default true).
-    pub bidirectional_counting: Option<bool>,
-    /// ERICA(+): a newly active VC counts in the fair share at once
-    /// (default false).
-    pub immediate_fair_share: Option<bool>,
-    /// ERICA(+): the sudden-increase limiter (default true).
-    pub limit_sudden_increase: Option<bool>,
-    /// ERICA(+): one ER per VC per interval (default true).
-    pub one_er_per_interval: Option<bool>,
-    /// ERICA(+): ER never above the ABR capacity (default true).
-    pub cap_at_abr_capacity: Option<bool>,
-    /// ERICA(+): count active VCs with this decay per interval instead of
-    /// simply (the "averaging VCs" option; default: simple counting).
-    pub active_vc_decay: Option<f64>,
-    /// ERICA(+): exponential averaging of the load, `{ method = "ratio" |
-    /// "separate", alpha = 0.x }` (default: none).
-    pub load_averaging: Option<LoadAveragingSpec>,
-    /// EFCI: the ABR queue from which data cells are marked.
-    pub threshold: Option<Cells>,
-}
-
-/// The ABR controllers a port can run.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AbrAlgorithm {
-    /// ERICA+ (queue control), the switch of 97-0177R2.
-    #[default]
-    EricaPlus,
-    /// ERICA with a target utilisation.
-    Erica,
-    /// A binary switch: EFCI marking above a queue threshold.
-    Efci,
-    /// No ABR control (to switch it off on one port).
-    None,
-}
-
-/// `load_averaging = { method, alpha }`.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LoadAveragingSpec {
-    /// `ratio` (average z) or `separate` (average input and capacity).
-    pub method: LoadAveragingMethod,
-    /// The weight of the newest interval, (0, 1].
-    pub alpha: f64,
-}
-
-/// How the load is averaged.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadAveragingMethod {
-    /// Average the load factor.
-    Ratio,
-    /// Average the input rate and the capacity.
-    Separate,
 }
 
 /// Per-category port settings.

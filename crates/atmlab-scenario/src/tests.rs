@@ -301,6 +301,37 @@ fn test_abr_scenario_runs_its_loops_and_video() {
 }
 
 #[test]
+fn test_a_fixed_rate_switch_brings_every_source_to_its_rate() {
+    // The smallest controller (abr/control/fixed.rs): every BRM's ER lowered
+    // to 20 Mbit/s, so each direction's ACR ends there, and the port
+    // reports its own readings (no ERICA fields).
+    let sc = abr_scenario()
+        .replace("abr = { algorithm = \"erica_plus\" }", "abr = { algorithm = \"fixed_rate\", er = \"20 Mbit/s\" }")
+        .replace("kind = \"load_factor\"\nport = [\"sw\", \"b\"]", "kind = \"queue\"\nport = [\"sw\", \"b\"]");
+    let r = parse_toml(&sc).unwrap().build(1, 0).unwrap().run().unwrap();
+    for a in &r.abr {
+        assert!((a.acr_bps - 20e6).abs() < 1e3, "{}: ACR {}", a.name, a.acr_bps);
+    }
+    let p = &r.abr_ports[0];
+    assert_eq!(p.algorithm, "fixed_rate");
+    let names: Vec<&str> = p.readings.0.iter().map(|r| r.name).collect();
+    assert_eq!(names, ["er_bps", "brms_lowered"]);
+    assert!(p.readings.0[1].value > Some(0.0));
+    let json = serde_json::to_value(&r.abr_ports[0]).unwrap();
+    assert_eq!(json["er_bps"], serde_json::json!(20e6));
+    assert!(json.get("load_factor").is_none());
+}
+
+#[test]
+fn test_a_probe_of_a_reading_needs_a_controller_that_reports_it() {
+    let sc = abr_scenario()
+        .replace("abr = { algorithm = \"erica_plus\" }", "abr = { algorithm = \"efci\", threshold = \"10 cells\" }");
+    let e = error_of(&sc);
+    assert_eq!(e.path, "probes[1].port");
+    assert!(e.message.contains("load_factor") && e.message.contains("efci"), "{e}");
+}
+
+#[test]
 fn test_video_rates_are_the_same_for_the_same_seed_and_differ_for_another() {
     let received = |seed| {
         parse_toml(&abr_scenario()).unwrap().build(seed, 0).unwrap().run().unwrap().cell_sources[0].cells_received
@@ -326,6 +357,26 @@ fn test_abr_mistakes_name_their_keys() {
             "switches[0].port.abr.interval",
         ),
         ("algorithm = \"erica_plus\" }", "algorithm = \"erica_plus\", colour = 1 }", "switches[0].port.abr.colour"),
+        (
+            "algorithm = \"erica_plus\" }",
+            "algorithm = \"erica_plus\", target_utilization = 0.9 }",
+            "switches[0].port.abr.target_utilization",
+        ),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"phantom\" }", "switches[0].port.abr.algorithm"),
+        ("algorithm = \"erica_plus\" }", "algorithm = 3 }", "switches[0].port.abr.algorithm"),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"fixed_rate\" }", "switches[0].port.abr.er"),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"fixed_rate\", er = \"fast\" }", "switches[0].port.abr.er"),
+        (
+            "algorithm = \"erica_plus\" }",
+            "algorithm = \"efci\", threshold = \"5 cells\", t0 = \"1 ms\" }",
+            "switches[0].port.abr.t0",
+        ),
+        ("algorithm = \"erica_plus\" }", "algorithm = \"none\", t0 = \"1 ms\" }", "switches[0].port.abr.t0"),
+        (
+            "algorithm = \"erica_plus\" }",
+            "algorithm = \"erica_plus\", load_averaging = { method = \"median\", alpha = 0.5 } }",
+            "switches[0].port.abr.load_averaging.method",
+        ),
         ("hurst = 0.8", "hurst = 1.2", "apps[1].rates.fgn.hurst"),
         ("hurst = 0.8", "hurst = 0.8, length = 3", "apps[1].rates.fgn.length"),
         ("sources = 3", "sources = 0", "apps[1].sources"),

@@ -11,16 +11,19 @@
 //!   Nrm cells, use-it-or-lose-it, missing feedback, out-of-rate FRMs);
 //! * [`destination`]: the destination end system (FRM turnaround, CI from
 //!   EFCI);
-//! * [`erica`]: the ERICA and ERICA+ explicit-rate switch algorithms of one
-//!   output port (averaging intervals, load factor, fair share, VC share,
-//!   max-min fix, ERICA+'s queue control), writing ER into backward RM cells.
+//! * [`control`]: the ABR controller of a switch output port: what it is
+//!   told and what it may do ([`control::SwitchControl`]), and the
+//!   algorithms: ERICA and ERICA+ ([`control::erica`]: averaging intervals,
+//!   load factor, fair share, VC share, max-min fix, ERICA+'s queue control,
+//!   writing ER into backward RM cells), EFCI marking ([`control::efci`]),
+//!   a fixed explicit rate ([`control::fixed`]).
 //!
 //! Rates are `f64` cells per second throughout (exact enough: ER and ACR are
 //! compared and multiplied, never accumulated over long runs); times are
 //! the engine's integer picoseconds.
 
+pub mod control;
 pub mod destination;
-pub mod erica;
 pub mod rm;
 pub mod source;
 

@@ -1,6 +1,6 @@
-//! The ABR service in the simulation: the end systems at hosts and the
-//! explicit-rate controllers of switch ports, wired around the sans-I/O
-//! state machines of [`crate::abr`].
+//! The ABR service in the simulation: the end systems at hosts and at
+//! VS/VD switches, wired around the sans-I/O state machines of
+//! [`crate::abr`] (the switch ports' controllers are `sim/control.rs`).
 //!
 //! **RM cells.** An RM cell is an ordinary cell with PTI = 110 whose PDU id
 //! names its fields ([`RmCell`]) in the simulation's RM table, a one-cell
@@ -40,35 +40,10 @@
 //! room for every held frame (a host stops the run at the same point as
 //! before if its frames would overflow it).
 //!
-//! **Switches.** A switch output port may have an [`AbrControl`]: ERICA or
-//! ERICA+ (which count the ABR and higher-priority cells offered to the port
-//! over averaging intervals, ended by a cell count or a deadline event,
-//! and write an explicit rate into every backward RM cell of the port's
-//! VCs that leaves the switch the other way), or a binary EFCI switch (which
-//! marks the data cells it queues while its ABR queue is at or above a
-//! threshold).
-//!
-//! **Cells taken ahead of time.** A pipelined port fed by one link takes
-//! each cell when it is put on that link (an eager hop, `sim/network.rs`),
-//! up to a link delay before it arrives; at a switch with controllers that
-//! is allowed too, because everything a controller does with such a cell
-//! still happens in true time:
-//!
-//! * its queueing and dropping are the port's own, decided from the
-//!   port's state at the cell's arrival time (the port sees only this
-//!   link's cells, in order, so that state is exact), EFCI marking
-//!   included;
-//! * the port's ERICA counts it later: the cell waits in the port's
-//!   [`Deferred`] list, stamped with its arrival (time, and its link as
-//!   the tie of arrivals at one instant) and the queue it found, and
-//!   whoever reads or changes that ERICA next (a backward RM cell's ER,
-//!   the interval deadline, the end of the run) first feeds it every cell
-//!   stamped before its own moment, in order: each interval then ends
-//!   exactly where and with what it would have (a port that carries no
-//!   ABR VC keeps only its CBR and VBR cells' arrival times: they are all
-//!   its ERICA counts, and no ABR cell can end an interval between them);
-//! * a backward RM cell's ER is written by an event at its true arrival
-//!   (`Event::RmDue`), its RM entry held until then.
+//! **Switches.** A switch output port may have an ABR controller: its
+//! part of the simulation is `sim/control.rs`. Here, a VS/VD switch's ends
+//! ([`EndAt::Switch`]) take the cells of the loops they end
+//! ([`Simulation::vs_receive`]).
 //!
 //! **Sending ahead.** What an end does in an in-rate slot depends only on
 //! the end itself (its source's rules, its queue, a waiting BRM), and what
@@ -108,15 +83,14 @@
 use std::collections::VecDeque;
 
 use super::timer::{Firing, LazyTimer};
-use super::{APP, ARRIVAL, Event, Simulation};
+use super::{APP, Event, Simulation};
 use crate::abr::destination::AbrDestination;
-use crate::abr::erica::{Erica, EricaParams, Variant};
 use crate::abr::source::{AbrSource, InRate};
 use crate::abr::{Direction, RmCell};
-use crate::atm::{Carries, Cell, NextHop, Offer, Pti, ServiceCategory, VcLabel};
+use crate::atm::{Carries, Cell, NextHop, Pti, VcLabel};
 use crate::ids::{ConnId, HostId, PortId, SwitchId};
 use crate::pdu::PduId;
-use atmlab_engine::{CELL_BITS, Duration, SimTime};
+use atmlab_engine::{CELL_BITS, SimTime};
 
 /// Where an ABR end sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,123 +288,6 @@ impl AbrEnd {
         let slot = last + interval;
         Some(if ceil_ps(slot) >= now.as_ps() { slot } else { now.as_ps() as f64 })
     }
-}
-
-/// How a switch output port takes part in ABR flow control.
-#[derive(Clone, Debug)]
-pub enum AbrControlConfig {
-    /// ERICA or ERICA+ with these parameters.
-    Erica(EricaParams),
-    /// A binary switch: data cells queued while the port's ABR queue holds
-    /// at least this many cells get EFCI set.
-    Efci {
-        /// The ABR queue at which marking starts, cells.
-        threshold: u32,
-    },
-}
-
-/// The ABR controller of one switch output port.
-#[derive(Clone, Debug)]
-pub enum AbrControl {
-    /// ERICA or ERICA+, and its interval deadline's event.
-    Erica(Box<Erica>, LazyTimer),
-    /// EFCI marking from this ABR queue on, and the cells marked.
-    Efci {
-        /// The ABR queue at which marking starts, cells.
-        threshold: u32,
-        /// Data cells marked so far.
-        marked: u64,
-    },
-}
-
-/// What the ERICA of a port that takes cells ahead of time still has to
-/// count of one cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Counted {
-    /// An ABR cell.
-    Abr,
-    /// A forward RM cell of an ABR VC: its CCR waits in [`Deferred::ccrs`].
-    AbrFrm,
-    /// A CBR or VBR cell.
-    HighPriority,
-    /// A UBR cell: nothing.
-    Nothing,
-}
-
-/// A cell taken ahead of time, waiting for its arrival to be counted: 24
-/// bytes, one per cell through the port (the port's queue before it, which
-/// ERICA+ reads when a cell ends an interval, is the deferred list's own
-/// [`Deferred::queue_at`] at its arrival, so it is not kept).
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    /// Its arrival at the switch.
-    at: SimTime,
-    /// With `taken`: when it reaches the far end of the port's link.
-    departs: SimTime,
-    /// Its VC's index at the port.
-    slot: u16,
-    what: Counted,
-    /// The port took it (else it was dropped).
-    taken: bool,
-}
-
-/// The true-time view of the ERICA of a port that takes its cells ahead of
-/// time (see the module docs).
-#[derive(Clone, Debug)]
-pub(super) struct Deferred {
-    /// The link that feeds the port (its port index: the tie among
-    /// arrivals at one instant).
-    link: u32,
-    /// Cells taken, in arrival order, not yet counted.
-    pending: VecDeque<Pending>,
-    /// The CCRs of the forward RM cells among them, in the same order
-    /// (read when the cell is taken: by its arrival it may be gone).
-    ccrs: VecDeque<f64>,
-    /// Of the cells counted and taken, when those whose slot may not have
-    /// started yet reach the far end: the port's queue as of the last cell
-    /// counted.
-    present: VecDeque<SimTime>,
-    /// A cell's slot starts this long before it reaches the far end.
-    transit: Duration,
-    /// The port carries no ABR VC: its ERICA counts only higher-priority
-    /// cells, and never reads the queue (there is no ABR queue), nor can an
-    /// ABR cell end an interval between two of them. Their arrivals in
-    /// [`Deferred::hp`] are then all it needs: no [`Pending`] record.
-    hp_only: bool,
-    /// With `hp_only`: the arrivals of the CBR and VBR cells taken, not yet
-    /// counted, in order.
-    hp: VecDeque<SimTime>,
-}
-
-impl Deferred {
-    /// Whether a cell of this port arriving at `at` comes before a reader
-    /// at `now`: one that is itself an arrival on link `tie`, or (`None`)
-    /// any later event class at that instant.
-    #[inline]
-    fn before(&self, at: SimTime, now: SimTime, tie: Option<u32>) -> bool {
-        at < now || (at == now && tie.is_none_or(|l| self.link < l))
-    }
-
-    /// The port's queue at `now` (every cell up to `now` counted): those
-    /// counted whose slot starts at or after `now`.
-    fn queue_at(&mut self, now: SimTime) -> u32 {
-        let left = now.saturating_add(self.transit);
-        while self.present.front().is_some_and(|&t| t < left) {
-            self.present.pop_front();
-        }
-        self.present.len() as u32
-    }
-}
-
-/// A backward RM cell taken ahead of time whose ER is written when it
-/// arrives.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct RmDue {
-    at: SimTime,
-    /// The port whose controller writes the ER, and the VC's index there.
-    port: PortId,
-    slot: u16,
-    id: PduId,
 }
 
 impl Simulation {
@@ -820,194 +677,6 @@ impl Simulation {
         }
     }
 
-    // ------------------------------------------------------------ switches
-
-    /// A cell is offered to port `p` at `at`: the port's ABR controller
-    /// counts it (and an EFCI switch may mark it).
-    #[inline]
-    pub(super) fn abr_on_offer(&mut self, p: PortId, at: SimTime, mut cell: Cell) -> Cell {
-        let category = self.ports[p.idx()].vcs[cell.slot() as usize].category;
-        let Some(control) = &mut self.abr_control[p.idx()] else { return cell };
-        match control {
-            AbrControl::Erica(erica, timer) => match category {
-                ServiceCategory::Abr => {
-                    let ccr = forward_ccr(&self.rms, &cell);
-                    let port = &mut self.ports[p.idx()];
-                    let queue = || port.category_queued_at(ServiceCategory::Abr, at);
-                    if let Some((t, g)) = count_abr_cell(erica, timer, at, cell.slot(), ccr, queue) {
-                        self.queue.push(t, APP, Event::AbrInterval(p, g));
-                    }
-                }
-                ServiceCategory::Cbr | ServiceCategory::Vbr => erica.on_high_priority_cell(at),
-                ServiceCategory::Ubr => {}
-            },
-            AbrControl::Efci { threshold, marked } => {
-                if category == ServiceCategory::Abr
-                    && cell.pti().is_user_data()
-                    && self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, at) >= *threshold
-                {
-                    cell = cell.with_pti(cell.pti().with_efci());
-                    *marked += 1;
-                }
-            }
-        }
-        cell
-    }
-
-    /// A backward RM cell leaves a switch by port `p` (VC index `slot`),
-    /// arriving at `at` on link `link`: the controller of the VC's opposite
-    /// port at that switch writes its explicit rate.
-    #[inline]
-    pub(super) fn abr_on_backward_rm(&mut self, p: PortId, slot: u16, at: SimTime, id: PduId, link: PortId) {
-        let Some((f, fs)) = self.ports[p.idx()].vcs[slot as usize].feedback else { return };
-        self.write_er(f, fs, at, id, link);
-    }
-
-    /// Port `f`'s ERICA (if it has one) writes the ER of VC `fs` into the
-    /// backward RM cell `id`, which arrived at `at` on link `link`.
-    fn write_er(&mut self, f: PortId, fs: u16, at: SimTime, id: PduId, link: PortId) {
-        self.catch_up(f, at, Some(link.0));
-        if let Some(AbrControl::Erica(erica, _)) = &mut self.abr_control[f.idx()]
-            && let Some(rm) = self.rms.get_mut(id)
-            && rm.payload.dir == Direction::Backward
-        {
-            erica.on_backward_rm(at, fs as usize, &mut rm.payload);
-        }
-    }
-
-    /// [`abr_on_backward_rm`](Self::abr_on_backward_rm) for an RM cell taken
-    /// ahead of time: the ER is written by an `RmDue` event at its arrival.
-    pub(super) fn defer_backward_rm(&mut self, p: PortId, slot: u16, at: SimTime, id: PduId, link: PortId) {
-        let Some((f, fs)) = self.ports[p.idx()].vcs[slot as usize].feedback else { return };
-        let erica = matches!(self.abr_control[f.idx()], Some(AbrControl::Erica(..)));
-        if !erica || self.rms.get(id).is_none_or(|rm| rm.payload.dir != Direction::Backward) {
-            return;
-        }
-        // The cell may be dropped or delivered before its arrival here;
-        // its fields must live (and its id stay its own) until then.
-        self.rms.hold(id);
-        let due = &mut self.rm_due[link.idx()];
-        due.push_back(RmDue { at, port: f, slot: fs, id });
-        if due.len() == 1 {
-            self.queue.push_keyed(at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
-        }
-    }
-
-    /// A backward RM cell taken ahead of time arrives on link `link`: its
-    /// ER is written now.
-    pub(super) fn on_rm_due(&mut self, link: PortId) {
-        let due = &mut self.rm_due[link.idx()];
-        let d = due.pop_front().expect("an RmDue event has its cell");
-        if let Some(next) = due.front() {
-            self.queue.push_keyed(next.at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
-        }
-        debug_assert_eq!(d.at, self.now);
-        self.write_er(d.port, d.slot, d.at, d.id, link);
-        self.rms.settle_cell(d.id);
-    }
-
-    /// Offers a cell taken ahead of time to port `p`, which it reaches at
-    /// `at`: queued or dropped now, counted by the port's ERICA later.
-    pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
-        let port = &mut self.ports[p.idx()];
-        let category = port.vcs[cell.slot() as usize].category;
-        let deferred = self.deferred[p.idx()].as_mut().expect("checked by the caller");
-        let offer = if deferred.hp_only {
-            if matches!(category, ServiceCategory::Cbr | ServiceCategory::Vbr) {
-                deferred.hp.push_back(at);
-            }
-            port.offer(at, cell)
-        } else {
-            let what = match category {
-                ServiceCategory::Abr => match forward_ccr(&self.rms, &cell) {
-                    Some(ccr) => {
-                        deferred.ccrs.push_back(ccr);
-                        Counted::AbrFrm
-                    }
-                    None => Counted::Abr,
-                },
-                ServiceCategory::Cbr | ServiceCategory::Vbr => Counted::HighPriority,
-                ServiceCategory::Ubr => Counted::Nothing,
-            };
-            let offer = port.offer(at, cell);
-            let (departs, taken) = match offer {
-                Offer::Departs { arrival, .. } => (arrival, true),
-                _ => (SimTime::ZERO, false),
-            };
-            deferred.pending.push_back(Pending { at, departs, slot: cell.slot(), what, taken });
-            offer
-        };
-        match offer {
-            Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-            Offer::Dropped(_) => self.settle_lost(cell),
-            Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
-        }
-    }
-
-    /// Port `p`'s ERICA counts the cells it took ahead of time that arrive
-    /// before a reader at `now` (an arrival on link `tie`, or with `None`
-    /// any later class of event), in their order, ending intervals where
-    /// they end.
-    #[inline]
-    fn catch_up(&mut self, p: PortId, now: SimTime, tie: Option<u32>) {
-        // The cells that ports pull and that arrive before now first
-        // (`sim/pull.rs`): any of them may be counted by this ERICA or
-        // carry an ER it writes.
-        self.take_all_pulled(now, tie);
-        let Some(Some(deferred)) = self.deferred.get_mut(p.idx()) else { return };
-        if deferred.hp_only {
-            let mut n = 0;
-            while let Some(&at) = deferred.hp.front()
-                && deferred.before(at, now, tie)
-            {
-                deferred.hp.pop_front();
-                n += 1;
-            }
-            if n > 0
-                && let Some(AbrControl::Erica(erica, _)) = &mut self.abr_control[p.idx()]
-            {
-                erica.on_high_priority_cells(n);
-            }
-            return;
-        }
-        while let Some(&c) = deferred.pending.front()
-            && deferred.before(c.at, now, tie)
-        {
-            deferred.pending.pop_front();
-            // The port's queue when the cell arrived, before it (later
-            // readers come no earlier: the cells gone by then are
-            // forgotten, so the list is bounded by the port's queue).
-            let queue_before = deferred.queue_at(c.at);
-            if c.taken {
-                deferred.present.push_back(c.departs);
-            }
-            let ccr = match c.what {
-                Counted::AbrFrm => Some(deferred.ccrs.pop_front().expect("an FRM's CCR waits with it")),
-                _ => None,
-            };
-            let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else {
-                unreachable!("only ERICA ports count cells later")
-            };
-            match c.what {
-                Counted::Abr | Counted::AbrFrm => {
-                    if let Some((t, g)) = count_abr_cell(erica, timer, c.at, c.slot, ccr, || queue_before) {
-                        self.queue.push(t, APP, Event::AbrInterval(p, g));
-                    }
-                }
-                Counted::HighPriority => erica.on_high_priority_cell(c.at),
-                Counted::Nothing => {}
-            }
-        }
-    }
-
-    /// Every port's ERICA counts what it took ahead of time before the end
-    /// of the run.
-    pub(super) fn catch_up_all(&mut self) {
-        for p in 0..self.deferred.len() {
-            self.catch_up(PortId(p as u32), self.end, Some(0));
-        }
-    }
-
     /// Chooses the ends that send ahead ("Sending ahead" in the module
     /// docs): with event elision on and no packet capture, an end at a host
     /// whose CPU costs nothing (no CPU events), that sends into a pipelined
@@ -1039,89 +708,6 @@ impl Simulation {
                 .map(|c| ConnId(c as u32))
                 .collect();
             self.abr_ends[e].inputs = Some(Box::new(Inputs { links, conns }));
-        }
-    }
-
-    /// The ports whose ERICA counts cells taken ahead of time, and the
-    /// links whose backward RM cells get their ER at an event, once the
-    /// event plan has chosen the eager hops.
-    pub(super) fn start_deferred(&mut self) {
-        if self.abr_control.is_empty() {
-            return;
-        }
-        let mut any = false;
-        let mut deferred = vec![None; self.ports.len()];
-        for (u, port) in self.ports.iter().enumerate() {
-            for vc in port.vcs.iter().filter(|vc| vc.eager) {
-                any = true;
-                let NextHop::Port { port: q, .. } = vc.next else { continue };
-                if matches!(self.abr_control[q.idx()], Some(AbrControl::Erica(..))) {
-                    deferred[q.idx()] = Some(Deferred {
-                        link: u as u32,
-                        pending: VecDeque::new(),
-                        ccrs: VecDeque::new(),
-                        present: VecDeque::new(),
-                        transit: self.ports[q.idx()].transit(),
-                        hp_only: !self.ports[q.idx()].carries_category(ServiceCategory::Abr),
-                        hp: VecDeque::new(),
-                    });
-                }
-            }
-        }
-        if any {
-            self.deferred = deferred;
-            self.rm_due = vec![VecDeque::new(); self.ports.len()];
-        }
-    }
-
-    /// Port `p`'s averaging interval reached its time bound.
-    pub(super) fn on_abr_interval(&mut self, p: PortId, generation: u32) {
-        let now = self.now;
-        self.catch_up(p, now, None);
-        let queue = match self.deferred.get_mut(p.idx()) {
-            Some(Some(d)) if self.ports[p.idx()].carries_category(ServiceCategory::Abr) => d.queue_at(now),
-            Some(Some(_)) => 0,
-            _ => {
-                self.run_slots(p, now, false);
-                self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now)
-            }
-        };
-        let Some(AbrControl::Erica(erica, timer)) = &mut self.abr_control[p.idx()] else { return };
-        match timer.fire(now, generation) {
-            Firing::Stale => {}
-            Firing::Rearm(t, g) => self.queue.push(t, APP, Event::AbrInterval(p, g)),
-            Firing::Due => {
-                erica.end_interval(now, queue);
-                if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
-                    self.queue.push(t, APP, Event::AbrInterval(p, g));
-                }
-            }
-        }
-    }
-
-    /// The controllers of the ports configured with one, made once the
-    /// ports' VCs are known; their first deadlines are scheduled.
-    pub(super) fn start_abr_control(&mut self, configs: Vec<(PortId, AbrControlConfig)>) {
-        if configs.is_empty() {
-            return; // `abr_control` stays empty: the cell path skips ABR at no cost
-        }
-        self.abr_control = vec![None; self.ports.len()];
-        for (p, config) in configs {
-            let port = &self.ports[p.idx()];
-            let control = match config {
-                AbrControlConfig::Erica(params) => {
-                    let cell_rate = port.rate.bps() as f64 / CELL_BITS as f64;
-                    let erica = Erica::new(params, cell_rate, port.vcs.len(), SimTime::ZERO)
-                        .expect("checked by NetworkBuilder::set_abr_control");
-                    let mut timer = LazyTimer::default();
-                    if let Some((t, g)) = timer.set(Some(erica.interval_deadline())) {
-                        self.queue.push(t, APP, Event::AbrInterval(p, g));
-                    }
-                    AbrControl::Erica(Box::new(erica), timer)
-                }
-                AbrControlConfig::Efci { threshold } => AbrControl::Efci { threshold, marked: 0 },
-            };
-            self.abr_control[p.idx()] = Some(control);
         }
     }
 
@@ -1160,77 +746,6 @@ impl Simulation {
             })
             .collect()
     }
-
-    /// The results of the ports' ABR controllers.
-    pub(super) fn abr_port_results(&self) -> Vec<super::AbrPortResult> {
-        let bps = |cells_per_s: f64| cells_per_s * CELL_BITS as f64;
-        self.abr_control
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| Some((i, c.as_ref()?)))
-            .map(|(i, c)| {
-                let port = self.ports[i].name.clone();
-                match c {
-                    AbrControl::Erica(erica, _) => super::AbrPortResult {
-                        port,
-                        algorithm: match erica.params().variant {
-                            Variant::EricaPlus(_) => "erica_plus",
-                            Variant::Erica { .. } => "erica",
-                        },
-                        intervals: erica.intervals_ended(),
-                        load_factor: finite(erica.load_factor()),
-                        abr_capacity_bps: finite(erica.abr_capacity()).map(bps),
-                        fair_share_bps: finite(erica.fair_share()).map(bps),
-                        high_priority_bps: finite(erica.high_priority_rate()).map(bps),
-                        active_vcs: finite(erica.active_vcs()),
-                        efci_marked: 0,
-                    },
-                    AbrControl::Efci { marked, .. } => super::AbrPortResult {
-                        port,
-                        algorithm: "efci",
-                        intervals: 0,
-                        load_factor: None,
-                        abr_capacity_bps: None,
-                        fair_share_bps: None,
-                        high_priority_bps: None,
-                        active_vcs: None,
-                        efci_marked: *marked,
-                    },
-                }
-            })
-            .collect()
-    }
-}
-
-/// The CCR of a forward RM cell, which ERICA records for the VC (the
-/// dissertation's FRM handler, docs/models/abr.md).
-fn forward_ccr(rms: &crate::pdu::PduTable<RmCell>, cell: &Cell) -> Option<f64> {
-    match cell.carries() {
-        Carries::Rm(id) => {
-            let rm = rms.get(id).expect("a queued RM cell's fields are live").payload;
-            (rm.dir == Direction::Forward).then_some(rm.ccr)
-        }
-        Carries::Frame(_) | Carries::Nothing => None,
-    }
-}
-
-/// An ABR cell of VC `slot` (with `ccr`, a forward RM cell's) reaches an
-/// ERICA port at `at`. If it ends the interval, with `queue()` the port's
-/// ABR queue before it, the deadline moves: returns the event to schedule,
-/// if a new one is needed.
-fn count_abr_cell(
-    erica: &mut Erica,
-    timer: &mut LazyTimer,
-    at: SimTime,
-    slot: u16,
-    ccr: Option<f64>,
-    queue: impl FnOnce() -> u32,
-) -> Option<(SimTime, u32)> {
-    if !erica.on_abr_cell(at, slot as usize, ccr) {
-        return None;
-    }
-    erica.end_interval(at, queue());
-    timer.set(Some(erica.interval_deadline()))
 }
 
 /// `x.ceil() as u64` (saturating, NaN to 0) without the call into libm that
@@ -1241,11 +756,6 @@ fn ceil_ps(x: f64) -> u64 {
     // floor, exact; one more if x has a fraction (x >= 2^53 has none).
     let t = x as u64;
     if (t as f64) < x { t.saturating_add(1) } else { t }
-}
-
-/// `Some(x)` if `x` is finite (JSON has no infinity).
-fn finite(x: f64) -> Option<f64> {
-    x.is_finite().then_some(x)
 }
 
 #[cfg(test)]

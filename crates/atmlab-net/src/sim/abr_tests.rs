@@ -4,7 +4,8 @@
 use super::tests::switch_port;
 use super::*;
 use crate::aal5::Encapsulation;
-use crate::abr::erica::EricaParams;
+use crate::abr::control::efci::EfciParams;
+use crate::abr::control::{ControlConfig, EricaParams};
 use crate::abr::source::AbrParams;
 use crate::atm::{PortConfig, ServiceCategory};
 use atmlab_engine::{BitRate, CELL_BITS, RngStreams};
@@ -24,7 +25,7 @@ fn cell_rate(r: BitRate) -> f64 {
 fn greedy_abr(
     n: usize,
     delay: Duration,
-    control: AbrControlConfig,
+    control: ControlConfig,
     seconds: u64,
     more: impl FnOnce(&mut NetworkBuilder),
 ) -> Simulation {
@@ -61,7 +62,7 @@ fn greedy() -> CbrParams {
 }
 
 /// Every switch output port of `b` gets `control`.
-fn control_every_switch_port(b: &mut NetworkBuilder, control: &AbrControlConfig) {
+fn control_every_switch_port(b: &mut NetworkBuilder, control: &ControlConfig) {
     for p in 0..b.ports.len() {
         if matches!(b.port_owner[p], NodeRef::Switch(_)) {
             b.set_abr_control(crate::ids::PortId(p as u32), control.clone()).unwrap();
@@ -73,7 +74,7 @@ fn control_every_switch_port(b: &mut NetworkBuilder, control: &AbrControlConfig)
 fn test_three_persistent_abr_vcs_share_the_link_equally_at_the_target() {
     // ERICA with U = 0.9: each VC's ACR converges to 0.9 * link / 3.
     let link = cell_rate(sts3c());
-    let sim = greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(EricaParams::erica(0.9)), 1, |_| ());
+    let sim = greedy_abr(3, Duration::from_us(50), ControlConfig::Erica(EricaParams::erica(0.9)), 1, |_| ());
     let r = sim.run().unwrap();
     let share = 0.9 * link / 3.0 * CELL_BITS as f64;
     for e in r.abr.iter().filter(|e| e.name.ends_with(":forward")) {
@@ -89,7 +90,7 @@ fn test_erica_plus_fills_the_link_with_a_short_queue() {
     // ERICA+ aims at the whole capacity, with the queue near T0 = 500 us
     // (docs/models/abr.md, "Test vectors"): 177 cells at 353,208 cells/s.
     let sim =
-        greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |_| {});
+        greedy_abr(3, Duration::from_us(50), ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |_| {});
     let r = sim.run().unwrap();
     let bottleneck = r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap();
     assert!(bottleneck.utilization > 0.97, "utilization {}", bottleneck.utilization);
@@ -122,7 +123,7 @@ fn test_two_links_give_the_max_min_rates() {
         b.set_abr(&format!("s{i}"), &vc, &params).unwrap();
         b.add_udp_cbr(&format!("u{i}"), &vc, greedy()).unwrap();
     }
-    control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica(0.9)));
+    control_every_switch_port(&mut b, &ControlConfig::Erica(EricaParams::erica(0.9)));
     let r = b.build(RunMeta::default(), Duration::from_secs(1)).run().unwrap();
     let unit = 0.9 * sts3c().bps() as f64 / 90.0;
     let acr = |name: &str| r.abr.iter().find(|e| e.name == name).unwrap().acr_bps / unit;
@@ -142,7 +143,7 @@ fn test_abr_tracks_a_square_wave_of_vbr_within_two_intervals() {
     let link = cell_rate(sts3c()) * CELL_BITS as f64;
     let ms = Duration::from_ms(1);
     let basic = EricaParams { max_min_fix: false, ..EricaParams::erica(0.9) };
-    let sim = greedy_abr(3, Duration::from_us(50), AbrControlConfig::Erica(basic), 1, |b| {
+    let sim = greedy_abr(3, Duration::from_us(50), ControlConfig::Erica(basic), 1, |b| {
         let sw1 = NodeRef::Switch(crate::ids::SwitchId(0));
         let sw2 = NodeRef::Switch(crate::ids::SwitchId(1));
         let v = NodeRef::Host(b.add_host("vbr", 9180, Encapsulation::LlcSnap));
@@ -191,7 +192,7 @@ fn test_abr_runs_conserve_cells_and_are_deterministic_and_match_the_reference() 
     // same run; the optimised event plan gives the run of the reference
     // (every port slotted, every cell-hop an event).
     let run = |elide: bool| {
-        greedy_abr(3, Duration::from_ms(1), AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |b| {
+        greedy_abr(3, Duration::from_ms(1), ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()), 1, |b| {
             b.set_event_elision(elide);
         })
         .run()
@@ -218,7 +219,7 @@ fn one_vc(params: AbrParams, payload: u32, count: Option<u64>, seconds: u64) -> 
     b.set_abr("v", &vc, &params).unwrap();
     let udp = CbrParams { payload, count, ..greedy() };
     b.add_udp_cbr("u", &vc, udp).unwrap();
-    control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
+    control_every_switch_port(&mut b, &ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
     b.build(RunMeta::default(), Duration::from_secs(seconds)).run().unwrap()
 }
 
@@ -272,7 +273,7 @@ fn long_feedback(vs_vd: bool, elide: bool) -> RunResult {
         b.set_abr(&format!("vc{i}"), &vc, &params).unwrap();
         b.add_udp_cbr(&format!("u{i}"), &vc, greedy()).unwrap();
     }
-    control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
+    control_every_switch_port(&mut b, &ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
     b.build(RunMeta::default(), Duration::from_secs(1)).run().unwrap()
 }
 
@@ -310,7 +311,7 @@ fn test_a_vs_vd_switch_keeps_the_long_loops_queue_off_the_next_port() {
 /// sw2 takes every cell ahead of time, and the ERICA of its port toward
 /// sw1 (loaded by the reverse VC) both counts cells later and writes the ER
 /// of the backward RM cells of the reverse loops that sw2 took early.
-fn ahead_of_time(control: &AbrControlConfig, elide: bool) -> RunResult {
+fn ahead_of_time(control: &ControlConfig, elide: bool) -> RunResult {
     let mut b = NetworkBuilder::new(RngStreams::new(8, 0));
     b.set_event_elision(elide);
     let ms = Duration::from_ms(1);
@@ -373,9 +374,9 @@ fn test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_refere
     // get their ER, at their true arrival: every number of the run is that
     // of the reference, where every cell reaches every switch by an event.
     let controls = [
-        AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()),
-        AbrControlConfig::Erica(EricaParams::erica(0.9)),
-        AbrControlConfig::Efci { threshold: 50 },
+        ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()),
+        ControlConfig::Erica(EricaParams::erica(0.9)),
+        ControlConfig::Efci(EfciParams { threshold: 50 }),
     ];
     for control in &controls {
         let mut a = ahead_of_time(control, true);
@@ -390,8 +391,9 @@ fn test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_refere
         assert!(dropped > 0, "{control:?}: no drops at sw3's ports");
         assert!(a.abr.iter().all(|e| e.brms_received > 0), "{control:?}: {:?}", a.abr);
         assert!(a.series[0].values.iter().any(|v| *v > 0.0));
-        if matches!(control, AbrControlConfig::Erica(_)) {
-            assert!(a.abr_ports.iter().all(|p| p.intervals > 10), "{:?}", a.abr_ports);
+        if matches!(control, ControlConfig::Erica(_)) {
+            let intervals = |p: &AbrPortResult| p.readings.0.iter().find(|r| r.name == "intervals").unwrap().value;
+            assert!(a.abr_ports.iter().all(|p| intervals(p) > Some(10.0)), "{:?}", a.abr_ports);
         }
     }
 }
@@ -449,7 +451,7 @@ fn tcp_over_abr(elide: bool) -> Simulation {
     // The way back, a pipelined port that pulls its host links' cells.
     let back = ProbeTarget::Port(b.port_toward(sw1, sw0).unwrap(), PortQuantity::Queue);
     b.add_probe(ProbeSpec { name: "back".into(), target: back, interval: every });
-    control_every_switch_port(&mut b, &AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
+    control_every_switch_port(&mut b, &ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()));
     b.build(RunMeta::default(), Duration::from_secs(2))
 }
 
@@ -494,7 +496,7 @@ fn test_frames_waiting_at_abr_sources_are_held_without_a_pdu_entry_and_counted_i
     // the ABR sources, with no PDU entry until their first cell goes
     // (`sim/abr.rs`, "Frames held"). The results still count them as sent
     // and in flight, UDP counts none of them lost, and the cells balance.
-    let erica = AbrControlConfig::Erica(EricaParams::erica_plus_97_0177r2());
+    let erica = ControlConfig::Erica(EricaParams::erica_plus_97_0177r2());
     let mut sim = greedy_abr(3, Duration::from_ms(1), erica, 1, |_| {});
     sim.advance_to(SimTime::ZERO + Duration::from_ms(900));
     let fp = sim.footprint();

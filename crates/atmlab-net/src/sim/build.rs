@@ -5,13 +5,14 @@
 //! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
 //! position in the scenario file.
 
-use super::abr::{AbrControlConfig, AbrEnd, EndAt};
+use super::abr::{AbrEnd, EndAt};
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
 use super::sources::{CellApp, CellSource, CellSourceStats, OnOff, Pattern, Piecewise, SourceGroup};
 use super::{RunMeta, Simulation};
 use crate::aal5::{Encapsulation, IPV4_HEADER, MAX_PAYLOAD, Reassembler, TCP_HEADER, UDP_HEADER};
+use crate::abr::control::ControlConfig;
 use crate::atm::{
     Contract, LinkLoss, NO_UPC, NextHop, Policer, Port, PortConfig, PortVc, ServiceCategory, Switch, UpcAction,
     VcLabel, VcRoute,
@@ -164,9 +165,9 @@ pub enum BuildError {
     /// Bad ABR source parameters.
     #[error(transparent)]
     AbrParams(#[from] crate::abr::source::AbrParamError),
-    /// Bad ERICA parameters for a port.
+    /// A switch controller's parameters that cannot work at its port.
     #[error(transparent)]
-    Erica(#[from] crate::abr::erica::EricaParamError),
+    Control(#[from] crate::abr::control::ControlError),
     /// A packet that does not fit the MTU.
     #[error(
         "{what} of {bytes} bytes does not fit the MTU of {mtu} bytes at host {host} (fragmentation is not modelled yet)"
@@ -283,7 +284,7 @@ pub struct NetworkBuilder {
     /// The host ends of ABR VCs (two per VC).
     pub(super) abr_ends: Vec<AbrEnd>,
     /// The switch output ports with an ABR controller.
-    pub(super) abr_controls: Vec<(PortId, AbrControlConfig)>,
+    pub(super) abr_controls: Vec<(PortId, ControlConfig)>,
     /// The switches that are ABR virtual sources and destinations.
     pub(super) vs_vd: Vec<SwitchId>,
     /// The packet capture's taps, if any link is captured.
@@ -1028,28 +1029,27 @@ impl NetworkBuilder {
         }
     }
 
-    /// Gives switch output port `port` an ABR controller (ERICA, ERICA+ or
-    /// an EFCI-marking switch). It acts on the port's ABR VCs; it needs no
-    /// VC to exist yet.
-    pub fn set_abr_control(&mut self, port: PortId, config: AbrControlConfig) -> Result<(), BuildError> {
+    /// Gives switch output port `port` an ABR controller (any algorithm of
+    /// [`crate::abr::control`]). It acts on the port's ABR VCs; it needs no
+    /// VC to exist yet. Parameters that cannot work at the port (an
+    /// interval shorter than a cell time of its link) are an error naming
+    /// the parameter: checked here, once.
+    pub fn set_abr_control(&mut self, port: PortId, config: ControlConfig) -> Result<(), BuildError> {
         if !matches!(self.port_owner[port.idx()], NodeRef::Switch(_)) {
             return Err(BuildError::Abr(format!(
                 "port {} is not a switch's: only switches run ABR control",
                 self.ports[port.idx()].name
             )));
         }
-        if let AbrControlConfig::Erica(params) = &config {
-            let cell_rate = self.ports[port.idx()].rate.bps() as f64 / atmlab_engine::CELL_BITS as f64;
-            crate::abr::erica::Erica::new(*params, cell_rate, 0, SimTime::ZERO)?;
-        }
+        config.check(self.ports[port.idx()].rate.bps() as f64 / atmlab_engine::CELL_BITS as f64)?;
         self.abr_controls.retain(|(p, _)| *p != port);
         self.abr_controls.push((port, config));
         Ok(())
     }
 
-    /// Whether port `port` has an ERICA or ERICA+ controller.
-    pub fn has_erica(&self, port: PortId) -> bool {
-        self.abr_controls.iter().any(|(p, c)| *p == port && matches!(c, AbrControlConfig::Erica(_)))
+    /// The controller configured for port `port`, if any.
+    pub fn abr_control(&self, port: PortId) -> Option<&ControlConfig> {
+        self.abr_controls.iter().find(|(p, _)| *p == port).map(|(_, c)| c)
     }
 
     /// Finishes the network: a simulation of `duration` ready to run.

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use super::apps::VcEnd;
 use super::datagram::{Datagram, Endpoint};
+use super::settle::Reader;
 use super::{APP, Event, Simulation};
 use crate::aal5::{Encapsulation, Reassembler, Reassembly};
 use crate::atm::{Carries, Cell, VcLabel};
@@ -313,7 +314,7 @@ impl Simulation {
         let (cells, model) = (head.cells, host.model);
         if host.tx_phase == TxPhase::Header {
             if let Some(cap) = model.adapter_buffer {
-                self.run_slots(port, self.now, false);
+                self.settle(self.now, None, Reader::Adapter(port));
                 let queued = self.ports[port.idx()].queued_at(self.now);
                 let excess = (queued + cells).saturating_sub(cap);
                 if excess > 0 {

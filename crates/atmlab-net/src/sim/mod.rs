@@ -17,7 +17,7 @@
 //! | `AbrSend(e, g)` | 1 | ABR end `e`'s next in-rate slot |
 //! | `AbrTrailing(e, g)` | 1 | ABR end `e`'s trailing FRM, if it is still idle |
 //! | `AbrOutOfRate(e, g)` | 1 | ABR end `e`'s next out-of-rate RM cell (ACR below TCR) |
-//! | `AbrInterval(p, g)` | 1 | port `p`'s ERICA averaging interval reaches its time bound |
+//! | `ControlDeadline(p, g)` | 1 | port `p`'s switch controller reaches its deadline (ERICA's averaging interval its time bound) |
 //! | `PortSlot(p)` | 2 | port `p` starts sending a cell (or, if it runs its slots late, the slots due by now run) |
 //! | `Pull(k)` | 2 | the `k`-th port that pulls its arrivals takes those due by now (`sim/pull.rs`) |
 //! | `Probe(i)` | 3 | probe `i` takes a sample |
@@ -37,6 +37,7 @@ mod abr;
 mod apps;
 mod build;
 mod capture;
+mod control;
 mod datagram;
 mod guard;
 mod host;
@@ -44,11 +45,12 @@ mod network;
 mod probes;
 mod pull;
 mod results;
+mod settle;
 mod sources;
 mod timer;
 mod transport;
 
-pub use abr::{AbrControl, AbrControlConfig, AbrEnd, EndAt};
+pub use abr::{AbrEnd, EndAt};
 pub use apps::{Dist, TcpConn, UdpCbr, UdpStats, VcEnd};
 pub use build::{
     BuildError, CbrParams, EfficiencyCapacity, LossModel, MAX_CLOCK_PPM, MAX_UDP_PAYLOAD, NetworkBuilder, NodeRef,
@@ -58,10 +60,10 @@ pub use capture::{BASE_PORT, Content, FrameMeta, LINKTYPE, SINK_PORT, TapCounts,
 pub use datagram::{Datagram, Endpoint, Payload};
 pub use guard::{DEFAULT_MAX_CELLS_HELD, Footprint};
 pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
-pub use probes::{AbrQuantity, ConnQuantity, EricaQuantity, PortQuantity, ProbeKind, ProbeSpec, ProbeTarget};
+pub use probes::{AbrQuantity, ConnQuantity, PortQuantity, ProbeKind, ProbeSpec, ProbeTarget};
 pub use results::{
     AbrPortResult, AbrResult, CategoryResult, CellSourceResult, ConnectionResult, EfficiencyBasis, FrameCounts,
-    HostResult, PortResult, RunResult, SeriesResult, SimulationError, UdpFlowResult, UpcResult,
+    HostResult, PortResult, Readings, RunResult, SeriesResult, SimulationError, UdpFlowResult, UpcResult,
 };
 
 pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Pattern, Piecewise};
@@ -104,7 +106,7 @@ enum Event {
     AbrSend(u32, u32),
     AbrTrailing(u32, u32),
     AbrOutOfRate(u32, u32),
-    AbrInterval(PortId, u32),
+    ControlDeadline(PortId, u32),
     Pull(u32),
 }
 
@@ -154,22 +156,16 @@ pub struct Simulation {
     cell_apps: Vec<CellApp>,
     /// The host ends of ABR VCs.
     abr_ends: Vec<abr::AbrEnd>,
-    /// The ABR controller of each port, if it has one.
-    abr_control: Vec<Option<abr::AbrControl>>,
+    /// The switch ports' ABR controllers (`control.rs`).
+    control: control::Controls,
     /// A port has an ABR controller or a switch is a VS/VD: cells entering
     /// switches go through [`Simulation::enter_switch_abr`].
     abr_switching: bool,
-    /// Per port: the ERICA of a port that takes cells ahead of time counts
-    /// them here first (empty when no such port exists).
-    deferred: Vec<Option<abr::Deferred>>,
     /// The ports that pull their arrivals (`pull.rs`).
     pulls: Vec<pull::Pull>,
     /// Per link: the pull that takes its cells, or `pull::NOT_PULLED`
     /// (empty when no port pulls).
     pulled_by: Vec<u32>,
-    /// Per link: its backward RM cells taken ahead of time whose ER is due
-    /// at their arrival (empty when no such link exists).
-    rm_due: Vec<std::collections::VecDeque<abr::RmDue>>,
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
@@ -245,12 +241,10 @@ impl Simulation {
             source_groups: std::mem::take(&mut b.source_groups),
             cell_apps: b.cell_apps,
             abr_ends: b.abr_ends,
-            abr_control: Vec::new(),
+            control: control::Controls::default(),
             abr_switching,
-            deferred: Vec::new(),
             pulls: Vec::new(),
             pulled_by: Vec::new(),
-            rm_due: Vec::new(),
             pdus: PduTable::new(),
             rms: PduTable::new(),
             abr_held_frames: 0,
@@ -292,7 +286,7 @@ impl Simulation {
                 sim.cell_apps[a as usize].early = Some(std::collections::VecDeque::new());
             }
         }
-        sim.start_abr_control(abr_controls);
+        sim.start_control(abr_controls);
         sim.start_deferred();
         sim.start_abr_ahead(elide);
         sim.start_pulls(elide, vs_vd);
@@ -458,14 +452,8 @@ impl Simulation {
         if let Some(why) = self.stopped.take() {
             return Err(SimulationError::Limit(why));
         }
-        // Cells that ports pull (`pull.rs`) and that arrive before the end.
-        self.take_all_pulled(self.end, Some(0));
-        // Slots run late (a port's, `atm/port.rs`) that start before the end
-        // run now: their cells reach the far end after it.
-        for p in 0..self.ports.len() {
-            self.run_slots(PortId(p as u32), self.end, false);
-        }
-        self.catch_up_all();
+        // What the event elision left behind comes up to the end (`settle.rs`).
+        self.settle(self.end, Some(0), settle::Reader::End);
         self.now = self.end;
         for p in &mut self.ports {
             p.settle(self.end);
@@ -518,7 +506,7 @@ impl Simulation {
                 Event::AbrSend(e, g) => self.on_abr_send(e, g),
                 Event::AbrTrailing(e, g) => self.on_abr_trailing(e, g),
                 Event::AbrOutOfRate(e, g) => self.on_abr_out_of_rate(e, g),
-                Event::AbrInterval(p, g) => self.on_abr_interval(p, g),
+                Event::ControlDeadline(p, g) => self.on_control_deadline(p, g),
                 Event::Pull(k) => self.on_pull(k),
             }
         }

@@ -3,6 +3,7 @@
 //! output port that takes it (see `atm/port.rs` for the two port modes and
 //! the eager hops that skip arrival events).
 
+use super::settle::Reader;
 use super::{ARRIVAL, Event, SLOT, Simulation};
 use crate::atm::{Carries, Cell, NextHop, Offer, Pti, VcLabel};
 use crate::ids::PortId;
@@ -16,9 +17,7 @@ impl Simulation {
             // A wake-up: the slots due by now run (after the cells that
             // arrive by now, if ports pull them), and the next wake-up is
             // set if the port is still busy.
-            self.take_all_pulled(self.now, None);
-            self.ports[p.idx()].woken();
-            self.run_slots(p, self.now, true);
+            self.settle(self.now, None, Reader::Wake(p));
             if let Some(w) = self.ports[p.idx()].arm_wake() {
                 self.queue.push(w, SLOT, Event::PortSlot(p));
             }
@@ -178,11 +177,11 @@ impl Simulation {
     /// (`sim/abr.rs`, "Cells taken ahead of time").
     #[inline(always)]
     fn enter_switch_abr(&mut self, port: PortId, at: SimTime, cell: Cell, link: PortId, eager: bool) {
-        if !self.abr_control.is_empty() && cell.pti().is_rm() {
+        if self.control.any() && cell.pti().is_rm() {
             if eager {
                 self.defer_backward_rm(port, cell.slot(), at, cell.pdu(), link);
             } else {
-                self.abr_on_backward_rm(port, cell.slot(), at, cell.pdu(), link);
+                self.control_on_backward_rm(port, cell.slot(), at, cell.pdu(), link);
             }
         }
         if let Some(e) = self.ports[port.idx()].vcs[cell.slot() as usize].vs {
@@ -190,7 +189,7 @@ impl Simulation {
             self.vs_receive(e, cell);
             return;
         }
-        if eager && !self.deferred.is_empty() && self.deferred[port.idx()].is_some() {
+        if eager && self.control.defers(port) {
             self.offer_deferred(port, at, cell);
         } else {
             self.offer_at(port, at, cell);
@@ -215,7 +214,7 @@ impl Simulation {
     /// Whether port `p` has an ABR controller.
     #[inline]
     fn is_controlled(&self, p: PortId) -> bool {
-        matches!(self.abr_control.get(p.idx()), Some(Some(_)))
+        self.control.has(p)
     }
 
     /// Offers the `cells` cells of frame `pdu` on the VC `(label, slot)` of
@@ -252,7 +251,7 @@ impl Simulation {
     #[inline(never)]
     fn offer_at_controlled(&mut self, p: PortId, at: SimTime, cell: Cell) {
         self.run_slots(p, at, false);
-        let cell = self.abr_on_offer(p, at, cell);
+        let cell = self.control_on_offer(p, at, cell);
         self.offer_to_port_now(p, at, cell);
     }
 

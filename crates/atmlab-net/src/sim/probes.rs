@@ -124,17 +124,21 @@ impl ProbeKind {
             ProbeKind::Utilization => Some(PortQuantity::Utilization),
             ProbeKind::AbrQueue => Some(PortQuantity::CategoryQueue(ServiceCategory::Abr)),
             ProbeKind::VbrQueue => Some(PortQuantity::CategoryQueue(ServiceCategory::Vbr)),
-            ProbeKind::HpRate => Some(PortQuantity::Erica(EricaQuantity::HighPriorityRate)),
-            ProbeKind::LoadFactor => Some(PortQuantity::Erica(EricaQuantity::LoadFactor)),
-            ProbeKind::AbrCapacity => Some(PortQuantity::Erica(EricaQuantity::AbrCapacity)),
-            ProbeKind::FairShare => Some(PortQuantity::Erica(EricaQuantity::FairShare)),
+            ProbeKind::HpRate => Some(PortQuantity::Reading("high_priority_bps")),
+            ProbeKind::LoadFactor => Some(PortQuantity::Reading("load_factor")),
+            ProbeKind::AbrCapacity => Some(PortQuantity::Reading("abr_capacity_bps")),
+            ProbeKind::FairShare => Some(PortQuantity::Reading("fair_share_bps")),
             _ => None,
         }
     }
 
-    /// Whether this kind reads an ERICA controller (the port must have one).
-    pub fn needs_erica(self) -> bool {
-        matches!(self.of_port(), Some(PortQuantity::Erica(_)))
+    /// The reading of a switch controller this kind samples, if it samples
+    /// one (the port's controller must report it).
+    pub fn reading(self) -> Option<&'static str> {
+        match self.of_port() {
+            Some(PortQuantity::Reading(name)) => Some(name),
+            _ => None,
+        }
     }
 
     /// The quantity of an ABR source this kind measures, if it measures one.
@@ -178,22 +182,9 @@ pub enum PortQuantity {
     Utilization,
     /// Cells of one service category queued.
     CategoryQueue(ServiceCategory),
-    /// A reading of the port's ERICA controller.
-    Erica(EricaQuantity),
-}
-
-/// What a probe can read of an ERICA or ERICA+ controller (its last
-/// averaging interval).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum EricaQuantity {
-    /// Measured CBR and VBR rate.
-    HighPriorityRate,
-    /// Load factor z.
-    LoadFactor,
-    /// Target ABR capacity.
-    AbrCapacity,
-    /// Fair share.
-    FairShare,
+    /// A reading of the port's switch controller, by name
+    /// (`crate::abr::control::Algorithm::readings`).
+    Reading(&'static str),
 }
 
 /// What a probe can measure of an ABR source.
@@ -238,11 +229,12 @@ impl ProbeTarget {
                 PortQuantity::Utilization => ProbeKind::Utilization,
                 PortQuantity::CategoryQueue(ServiceCategory::Vbr) => ProbeKind::VbrQueue,
                 PortQuantity::CategoryQueue(_) => ProbeKind::AbrQueue,
-                PortQuantity::Erica(e) => match e {
-                    EricaQuantity::HighPriorityRate => ProbeKind::HpRate,
-                    EricaQuantity::LoadFactor => ProbeKind::LoadFactor,
-                    EricaQuantity::AbrCapacity => ProbeKind::AbrCapacity,
-                    EricaQuantity::FairShare => ProbeKind::FairShare,
+                PortQuantity::Reading(name) => match name {
+                    "high_priority_bps" => ProbeKind::HpRate,
+                    "load_factor" => ProbeKind::LoadFactor,
+                    "abr_capacity_bps" => ProbeKind::AbrCapacity,
+                    "fair_share_bps" => ProbeKind::FairShare,
+                    other => unreachable!("no probe kind samples the reading {other}"),
                 },
             },
             ProbeTarget::Abr(_, AbrQuantity::Acr) => ProbeKind::Acr,
@@ -303,13 +295,12 @@ impl Simulation {
     /// Probe `i` takes its sample now and schedules the next.
     pub(super) fn on_probe(&mut self, i: u32) {
         let now = self.now;
-        // Probes come after everything at an instant: arrivals too.
-        self.take_all_pulled(now, None);
-        if let ProbeTarget::Port(q, _) = self.probes[i as usize].spec.target {
-            // A port that runs its slots late runs those due: probes come
-            // after slots at an instant.
-            self.run_slots(q, now, true);
-        }
+        // Probes come after everything at an instant: arrivals and slots too.
+        let port = match self.probes[i as usize].spec.target {
+            ProbeTarget::Port(q, _) => Some(q),
+            _ => None,
+        };
+        self.settle(now, None, super::settle::Reader::Probe(port));
         let probe = &mut self.probes[i as usize];
         let value = match probe.spec.target {
             ProbeTarget::Conn(c, q) => {
@@ -343,23 +334,18 @@ impl Simulation {
                 let cells = probe.delta(app.received - ahead);
                 cells as f64 * CELL_BITS as f64 / probe.spec.interval.as_secs_f64()
             }
-            ProbeTarget::Port(q, PortQuantity::Erica(eq)) => match self.abr_control.get(q.idx()) {
-                Some(Some(super::AbrControl::Erica(erica, _))) => {
-                    let v = match eq {
-                        EricaQuantity::HighPriorityRate => erica.high_priority_rate() * CELL_BITS as f64,
-                        EricaQuantity::LoadFactor => erica.load_factor(),
-                        EricaQuantity::AbrCapacity => erica.abr_capacity() * CELL_BITS as f64,
-                        EricaQuantity::FairShare => erica.fair_share() * CELL_BITS as f64,
-                    };
+            ProbeTarget::Port(q, PortQuantity::Reading(name)) => {
+                match self.control.controller(q).and_then(|c| c.reading(name)) {
+                    Some(Some(v)) => v,
                     // JSON has no infinity (a load factor with no capacity).
-                    if v.is_finite() { v } else { f64::MAX }
+                    Some(None) => f64::MAX,
+                    None => 0.0, // the scenario layer probes only readings the port's controller has
                 }
-                _ => 0.0, // the scenario layer only probes ports with ERICA
-            },
+            }
             ProbeTarget::Port(q, pq) => {
                 let port = &mut self.ports[q.idx()];
                 match pq {
-                    PortQuantity::Erica(_) => unreachable!("matched above"),
+                    PortQuantity::Reading(_) => unreachable!("matched above"),
                     // Probes come after slots at an instant: a cell whose
                     // slot starts now has left the queue.
                     PortQuantity::CategoryQueue(cat) => {

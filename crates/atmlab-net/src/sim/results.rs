@@ -278,29 +278,66 @@ pub struct AbrResult {
     pub max_cells_waiting: u64,
 }
 
-/// The ABR controller of one switch output port, as it stood at the end of
-/// its last averaging interval.
+/// The ABR controller of one switch output port: its algorithm and its
+/// readings at the end of the run (ERICA's as of its last averaging
+/// interval), each under its own name.
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct AbrPortResult {
     /// The port.
     #[schemars(extend("x-key" = true))]
     pub port: String,
-    /// `erica_plus`, `erica` or `efci`.
+    /// The algorithm: `erica_plus`, `erica`, `efci`, `fixed_rate`.
     pub algorithm: &'static str,
-    /// Averaging intervals ended (ERICA, ERICA+).
-    pub intervals: u64,
-    /// Load factor z of the last interval (ERICA, ERICA+).
-    pub load_factor: Option<f64>,
-    /// Target ABR capacity of the last interval, bit/s (ERICA, ERICA+).
-    pub abr_capacity_bps: Option<f64>,
-    /// Fair share of the last interval, bit/s (ERICA, ERICA+).
-    pub fair_share_bps: Option<f64>,
-    /// Measured higher-priority (CBR, VBR) rate of the last interval, bit/s.
-    pub high_priority_bps: Option<f64>,
-    /// Active VCs counted in the last interval.
-    pub active_vcs: Option<f64>,
-    /// Data cells marked with EFCI (EFCI switches).
-    pub efci_marked: u64,
+    /// The algorithm's readings (`crate::abr::control::Algorithm::readings`).
+    #[serde(flatten)]
+    pub readings: Readings,
+}
+
+/// A controller's readings, written as the fields of its port's result
+/// (`"load_factor": 1.02`, `"efci_marked": 40`): the schema lists every
+/// reading of every algorithm, each present only for the algorithms that
+/// report it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Readings(pub Vec<crate::abr::control::Reading>);
+
+impl Serialize for Readings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for r in &self.0 {
+            let info = crate::abr::control::Algorithm::all_readings().into_iter().find(|i| i.name == r.name);
+            match (r.value, info.is_some_and(|i| i.integer)) {
+                (Some(v), true) => map.serialize_entry(r.name, &(v as u64))?,
+                (v, _) => map.serialize_entry(r.name, &v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl schemars::JsonSchema for Readings {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Readings".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut properties = serde_json::Map::new();
+        for r in crate::abr::control::Algorithm::all_readings() {
+            let users: Vec<&str> = crate::abr::control::Algorithm::ALL
+                .into_iter()
+                .filter(|a| a.readings().iter().any(|x| x.name == r.name))
+                .map(|a| a.name())
+                .collect();
+            let kind = if r.integer { "integer" } else { "number" };
+            properties.insert(
+                r.name.into(),
+                serde_json::json!({
+                    "type": [kind, "null"],
+                    "description": format!("{} Reported by: {}.", r.description, users.join(", ")),
+                }),
+            );
+        }
+        schemars::json_schema!({ "type": "object", "properties": properties })
+    }
 }
 
 /// One probe's time series.
@@ -661,7 +698,7 @@ impl Simulation {
             udp_flows,
             cell_sources,
             abr: self.abr_results(),
-            abr_ports: self.abr_port_results(),
+            abr_ports: self.control_results(),
             upc: self
                 .upcs
                 .iter()

@@ -157,9 +157,9 @@
 //! This is the algorithm, not a bug of this code; the tests document it.
 
 use atmlab_engine::{Duration, PS_PER_S, SimTime};
-use thiserror::Error;
 
-use super::rm::RmCell;
+use super::{ControlError, Reading, ReadingInfo, SwitchControl, bps, finite};
+use crate::abr::rm::RmCell;
 
 // ---------------------------------------------------------------------------
 // Parameters
@@ -446,21 +446,9 @@ fn check(param: &'static str, value: f64, ok: bool, rule: &str) -> Result<(), Er
     }
 }
 
-/// A bad ERICA parameter, named.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("ERICA parameter `{param}`: {problem}")]
-pub struct EricaParamError {
-    /// The parameter's name, as in [`EricaParams`] (or `link_cell_rate`).
-    pub param: &'static str,
-    /// What is wrong with it.
-    pub problem: String,
-}
-
-impl EricaParamError {
-    fn new(param: &'static str, problem: String) -> EricaParamError {
-        EricaParamError { param, problem }
-    }
-}
+/// A bad ERICA parameter, named as in [`EricaParams`] (or
+/// `link_cell_rate`).
+pub type EricaParamError = ControlError;
 
 // ---------------------------------------------------------------------------
 // The state machine
@@ -968,6 +956,85 @@ fn at_least_one(n: f64) -> f64 {
 /// A rate read from a cell: NaN and negative values count as 0.
 fn sanitize_rate(rate: f64) -> f64 {
     if rate >= 0.0 { rate } else { 0.0 }
+}
+
+// ---------------------------------------------------------------------------
+// As a switch controller
+// ---------------------------------------------------------------------------
+
+/// What ERICA and ERICA+ report, as of the end of the last interval.
+pub const READINGS: &[ReadingInfo] = &[
+    ReadingInfo { name: "intervals", description: "Averaging intervals ended (ERICA, ERICA+).", integer: true },
+    ReadingInfo {
+        name: "load_factor",
+        description: "Load factor z of the last interval (ERICA, ERICA+).",
+        integer: false,
+    },
+    ReadingInfo {
+        name: "abr_capacity_bps",
+        description: "Target ABR capacity of the last interval, bit/s (ERICA, ERICA+).",
+        integer: false,
+    },
+    ReadingInfo {
+        name: "fair_share_bps",
+        description: "Fair share of the last interval, bit/s (ERICA, ERICA+).",
+        integer: false,
+    },
+    ReadingInfo {
+        name: "high_priority_bps",
+        description: "Measured higher-priority (CBR, VBR) rate of the last interval, bit/s.",
+        integer: false,
+    },
+    ReadingInfo { name: "active_vcs", description: "Active VCs counted in the last interval.", integer: false },
+];
+
+impl SwitchControl for Erica {
+    /// Counts the cell; the N-th ABR cell ends the interval (with the
+    /// port's ABR queue before it, for ERICA+) and moves the deadline.
+    #[inline]
+    fn abr_cell(&mut self, at: SimTime, vc: usize, frm_ccr: Option<f64>, queue: impl FnOnce() -> u32) -> bool {
+        if !Erica::on_abr_cell(self, at, vc, frm_ccr) {
+            return false;
+        }
+        self.end_interval(at, queue());
+        true
+    }
+
+    #[inline]
+    fn high_priority_cells(&mut self, _at: SimTime, n: u32) {
+        Erica::on_high_priority_cells(self, n);
+    }
+
+    #[inline]
+    fn backward_rm(&mut self, at: SimTime, vc: usize, rm: &mut RmCell) {
+        Erica::on_backward_rm(self, at, vc, rm);
+    }
+
+    #[inline]
+    fn writes_backward_rm(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn deadline(&self) -> Option<SimTime> {
+        Some(self.interval_deadline())
+    }
+
+    fn deadline_reached(&mut self, now: SimTime, abr_queue: u32) {
+        self.end_interval(now, abr_queue);
+    }
+
+    fn readings(&self) -> Vec<Reading> {
+        let values = [
+            Some(self.intervals_ended() as f64),
+            finite(self.load_factor()),
+            bps(self.abr_capacity()),
+            bps(self.fair_share()),
+            bps(self.high_priority_rate()),
+            finite(self.active_vcs()),
+        ];
+        READINGS.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+    }
 }
 
 #[cfg(test)]

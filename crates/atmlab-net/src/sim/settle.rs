@@ -1,0 +1,104 @@
+//! One way to bring deferred state up to a time: [`Simulation::settle`].
+//!
+//! The event elision (`docs/architecture.md`, "Speed: the events a run does
+//! not need") leaves some state behind true time, to be brought up to date
+//! only when something reads it. A reader says *what* it is about to read
+//! ([`Reader`]) and calls [`Simulation::settle`] first; `settle` alone knows
+//! which schemes leave that state behind and runs them, in the one order
+//! that keeps a run identical to the reference (every slot and every
+//! cell-hop an event: `NetworkBuilder::set_event_elision(false)`).
+//!
+//! The schemes, what each leaves behind, its invariant, and the test that
+//! guards it (each test runs networks with elision on and off and requires
+//! the same result; `sim/tests.rs` and `sim/abr_tests.rs`):
+//!
+//! | scheme | left behind | invariant | brought up to date by | guard |
+//! |---|---|---|---|---|
+//! | 1. pipelined ports (`atm/port.rs`) | nothing: a FIFO port assigns a cell's slot when it takes it | the port is a FIFO in effect | (none needed) | `test_elision_changes_nothing` |
+//! | 2. eager hops (`sim/network.rs`) | a cell taken into the next port when put on the link, up to a link delay early | that port has one feeder and is pipelined, so nothing can come between | (none: the port's state at the cell's arrival is exact) | `test_elision_changes_nothing`, `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
+//! | 3. frame ends into hosts (`sim/network.rs`) | cells before a frame's end wait on the link into the host | a host's AAL5 acts only on frame ends and RM cells | the end of the run ([`Reader::End`]) | `test_elision_changes_nothing` |
+//! | 4. slots run late (`atm/port.rs`) | a slotted port's slots since its last wake-up | what a slot does is seen only a cell time and the link delay later | [`Reader::Wake`], [`Reader::Port`], [`Reader::Adapter`], [`Reader::Probe`], [`Reader::ControlDeadline`], [`Reader::End`]; and the port itself before it takes a cell | `test_lazy_slots_match_the_reference` |
+//! | 5. ABR sources send ahead (`sim/abr.rs`) | an end's in-rate slots run before their time | nothing can reach the end or see what it sent before the stretch's end | the end itself (its stretch stops before any such moment) | `test_abr_elision_matches_the_reference` |
+//! | 6. ports pull their arrivals (`sim/pull.rs`) | cells that reached a pulling port's link end, not yet taken | their effects are seen only through the port's slots or controllers | every reader but [`Reader::Adapter`] and [`Reader::Port`]; the port's wake-up | `test_pulled_arrivals_match_the_reference` |
+//! | 7. counting controllers count late (`sim/control.rs`) | cells a port took ahead of time, not yet counted by its controller | the controller changes no cell (`Timing::Counted`) | [`Reader::Controller`], [`Reader::ControlDeadline`], [`Reader::End`] | `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
+//!
+//! The order within `settle` is the reference's order of simultaneous
+//! events: arrivals (class 0, by link) before anything else at an instant,
+//! then what the reader reads. A reader that is itself an arrival on link
+//! `l` passes `tie = Some(l)`: arrivals on links before `l` at its instant
+//! come first, those after it do not.
+
+use super::Simulation;
+use crate::ids::PortId;
+use atmlab_engine::SimTime;
+
+/// What a reader is about to read (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reader {
+    /// A port's controller, for a backward RM cell's ER: the arrivals
+    /// before the reader, then the cells the port's controller counts late.
+    Controller(PortId),
+    /// A port's controller at its deadline, which reads the port's ABR
+    /// queue: as [`Reader::Controller`], then the port's slots before `t`.
+    ControlDeadline(PortId),
+    /// A lazy port's wake-up (its own event): the arrivals up to `t`, then
+    /// its slots up to `t` inclusive (slot events at `t` come before the
+    /// wake-up's).
+    Wake(PortId),
+    /// A probe, after everything at its instant: the arrivals up to `t`
+    /// and, for a probe of a port, its slots up to `t` inclusive.
+    Probe(Option<PortId>),
+    /// A host's CPU reading its adapter's queue: the adapter's slots
+    /// before `t` (nothing pulls into an adapter).
+    Adapter(PortId),
+    /// The end of the run: every arrival before it, every port's slots
+    /// that start before it, every controller's late counts.
+    End,
+}
+
+impl Simulation {
+    /// Brings the state `reader` reads up to `t` (a reader that is an
+    /// arrival on link `l` at `t` passes `tie = Some(l)`; others `None`):
+    /// the one place that runs the event elision's deferred work for a
+    /// reader (see the module docs).
+    #[inline]
+    pub(super) fn settle(&mut self, t: SimTime, tie: Option<u32>, reader: Reader) {
+        match reader {
+            Reader::Controller(p) => {
+                self.take_all_pulled(t, tie);
+                self.count_deferred(p, t, tie);
+            }
+            Reader::ControlDeadline(p) => {
+                self.take_all_pulled(t, tie);
+                self.count_deferred(p, t, tie);
+                if !self.control.defers(p) {
+                    self.run_slots(p, t, false);
+                }
+            }
+            Reader::Wake(p) => {
+                self.take_all_pulled(t, None);
+                // The wake-up is spent: a cell the port takes from now on
+                // may set the next one.
+                self.ports[p.idx()].woken();
+                self.run_slots(p, t, true);
+            }
+            Reader::Probe(port) => {
+                self.take_all_pulled(t, None);
+                if let Some(p) = port {
+                    self.run_slots(p, t, true);
+                }
+            }
+            Reader::Adapter(p) => self.run_slots(p, t, false),
+            Reader::End => {
+                self.take_all_pulled(t, Some(0));
+                for p in 0..self.ports.len() {
+                    self.run_slots(PortId(p as u32), t, false);
+                }
+                self.take_all_pulled(t, Some(0));
+                for p in 0..self.ports.len() {
+                    self.count_deferred(PortId(p as u32), t, Some(0));
+                }
+            }
+        }
+    }
+}
