@@ -66,6 +66,9 @@ def test_quick_reproduction_writes_the_kits_csvs_and_every_figure(quick):
     for p in rep.files[3:]:
         with Image.open(p) as im:
             assert im.format == "PNG" and im.size[0] > 400
+            assert im.text["Title"].endswith("(--quick)") and "--quick:" in im.text["Description"], p.name
+    # Every titled table says it is a quick reproduction's (the CSVs have no title).
+    assert rep.title.endswith("(--quick)") and rep.extra and all(t.endswith("(--quick)") for t, _ in rep.extra)
     points = pd.read_csv(rep.files[0])
     assert points.groupby("table", sort=False).size().to_dict() == {
         "5": 11, "6": 18, "7": 4, "8": 2, "9": 2, "10": 4, "11": 4, "C.1": 8, "C.1 check": 3, "C.2": 12, "12": 6}
