@@ -57,6 +57,7 @@ RC: dict[str, Any] = {
 }
 
 FOOTNOTE_SIZE = 7
+WHOLE = {"cells"}  # units of whole things: ticks at whole numbers only
 _quick: str | None = None  # the note of a quick reproduction, while its figures are drawn
 
 
@@ -157,7 +158,8 @@ def unit_axis(axis: Any, label: str | None = None, unit: str | None = None) -> N
     """Formats `axis` (``ax.xaxis``, ``ax.yaxis``) for values in base `unit`
     (a metric's: "bit/s", "s", "bytes", "cells", "fraction", or a study's own
     such as "KB/s"): one SI prefix for the axis, and, with a `label`, the
-    axis label in words with the prefixed unit. A log axis gets plain
+    axis label in words with the prefixed unit. Cells are whole: no tick
+    between two. A log axis gets plain
     numbers and the label with the unit as it is."""
     if axis.get_scale() == "log":
         base = axis.get_major_formatter()._base if hasattr(axis.get_major_formatter(), "_base") else 10.0
@@ -166,6 +168,8 @@ def unit_axis(axis: Any, label: str | None = None, unit: str | None = None) -> N
         if label is not None:
             axis.set_label_text(display.header(label, display.axis_unit(unit)))
         return
+    if display.axis_unit(unit) in WHOLE:
+        axis.set_major_locator(ticker.MaxNLocator(nbins="auto", integer=True, min_n_ticks=1))
     axis.set_major_formatter(UnitFormatter(label, unit, axis))
     if label is not None:  # until the first draw picks the prefix
         axis.set_label_text(display.header(label, display.axis_unit(unit)))
@@ -174,7 +178,7 @@ def unit_axis(axis: Any, label: str | None = None, unit: str | None = None) -> N
 def count_axis(axis: Any, label: str | None = None, unit: str | None = None) -> None:
     """An axis of whole things (connections, sources): ticks at whole
     numbers only."""
-    axis.set_major_locator(ticker.MaxNLocator(integer=True))
+    axis.set_major_locator(ticker.MaxNLocator(nbins="auto", integer=True, min_n_ticks=1))
     unit_axis(axis, label, unit)
 
 
