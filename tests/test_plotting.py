@@ -118,3 +118,15 @@ def test_a_quick_reproductions_figure_says_so(tmp_path):
     with Image.open(tmp_path / "q.png") as q, Image.open(tmp_path / "full.png") as full:
         assert q.text["Title"] == "Study 000 Fig 7 (--quick)" and "not comparable" in q.text["Description"]
         assert full.text["Title"] == "Study 000 Fig 7" and "Description" not in full.text
+
+
+def test_a_log_axis_with_a_prefixed_unit_has_one_prefix():
+    fig, ax = figure([5e-6, 500e-6], [1e6, 155.52e6])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plotting.unit_axis(ax.xaxis, "Delay", "s")
+    plotting.unit_axis(ax.yaxis, "Rate", "bit/s")
+    plotting.finish(fig)
+    assert ax.get_xlabel() == "Delay (µs)" and {"10", "100"} <= set(tick_texts(ax.xaxis)), tick_texts(ax.xaxis)
+    assert ax.get_ylabel() == "Rate (Mbit/s)" and {"1", "10", "100"} <= set(tick_texts(ax.yaxis))
+    plt.close(fig)

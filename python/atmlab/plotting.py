@@ -142,16 +142,45 @@ class UnitFormatter(ticker.Formatter):
 
 
 class LogUnitFormatter(ticker.LogFormatter):
-    """Tick labels of a log axis: plain numbers from 0.001 to 99,999 ("0.01",
-    "1", "1,000"), an SI prefix on each tick beyond ("1 M", "10 µ"); which
+    """Tick labels of a log axis. With a prefixed unit (bit/s, s, B) over at
+    most six decades: one prefix for the axis, in its label, as on a linear
+    axis ("Delay (µs)": 10, 100). Otherwise plain numbers ("0.01", "1",
+    "100,000") on an axis within 0.001 and 999,999, else an SI prefix on
+    every tick from 1,000 up and below 0.001 ("1 k", "10 M", "10 µ"). Which
     ticks are labelled is :class:`matplotlib.ticker.LogFormatter`'s choice."""
+
+    def __init__(self, *args: Any, label: str | None = None, unit: str | None = None, axis: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.label, self.unit, self.target = label, display.axis_unit(unit), axis
+        self.factor: float | None = None  # one prefix for the axis
+        self.prefixed = False  # a prefix per tick
+
+    def set_locs(self, locs: Sequence[float] | None = None) -> None:
+        super().set_locs(locs)
+        axis = self.target or self.axis
+        lo, hi = sorted(abs(v) for v in axis.get_view_interval()) if axis is not None else (1.0, 1.0)
+        self.factor, shown = None, self.unit
+        if self.unit in display._PREFIXED and 0 < lo and hi / lo <= 1e6:
+            self.factor, shown = display.scale([hi], self.unit)
+            shown = _shown_unit(shown)
+        self.prefixed = self.factor is None and (hi >= 999_999.5 or 0 < lo < 0.001)
+        if self.label is not None and axis is not None:
+            axis.set_label_text(display.header(self.label, shown))
 
     def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
         if x == 0:
             return "0"
-        if 1e-3 <= abs(x) < 1e5:
+        if self.factor is not None:
+            return tick_text(x * self.factor, decimals([x * self.factor]))
+        if not self.prefixed or 1e-3 <= abs(x) < 1e3:
             return tick_text(x, decimals([x]))
         return fmt.si(x, "", 3, trim=True)
+
+
+def _whole_locator() -> Any:
+    """Ticks at whole numbers, the steps of matplotlib's default locator."""
+    return ticker.MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True, min_n_ticks=1)
 
 
 def unit_axis(axis: Any, label: str | None = None, unit: str | None = None) -> None:
@@ -159,17 +188,16 @@ def unit_axis(axis: Any, label: str | None = None, unit: str | None = None) -> N
     (a metric's: "bit/s", "s", "bytes", "cells", "fraction", or a study's own
     such as "KB/s"): one SI prefix for the axis, and, with a `label`, the
     axis label in words with the prefixed unit. Cells are whole: no tick
-    between two. A log axis gets plain
-    numbers and the label with the unit as it is."""
+    between two. A log axis: :class:`LogUnitFormatter`."""
     if axis.get_scale() == "log":
         base = axis.get_major_formatter()._base if hasattr(axis.get_major_formatter(), "_base") else 10.0
-        axis.set_major_formatter(LogUnitFormatter(base))
-        axis.set_minor_formatter(LogUnitFormatter(base, labelOnlyBase=False))
+        axis.set_major_formatter(LogUnitFormatter(base, label=label, unit=unit, axis=axis))
+        axis.set_minor_formatter(LogUnitFormatter(base, labelOnlyBase=False, unit=unit, axis=axis))
         if label is not None:
             axis.set_label_text(display.header(label, display.axis_unit(unit)))
         return
     if display.axis_unit(unit) in WHOLE:
-        axis.set_major_locator(ticker.MaxNLocator(nbins="auto", integer=True, min_n_ticks=1))
+        axis.set_major_locator(_whole_locator())
     axis.set_major_formatter(UnitFormatter(label, unit, axis))
     if label is not None:  # until the first draw picks the prefix
         axis.set_label_text(display.header(label, display.axis_unit(unit)))
@@ -178,7 +206,7 @@ def unit_axis(axis: Any, label: str | None = None, unit: str | None = None) -> N
 def count_axis(axis: Any, label: str | None = None, unit: str | None = None) -> None:
     """An axis of whole things (connections, sources): ticks at whole
     numbers only."""
-    axis.set_major_locator(ticker.MaxNLocator(nbins="auto", integer=True, min_n_ticks=1))
+    axis.set_major_locator(_whole_locator())
     unit_axis(axis, label, unit)
 
 
