@@ -130,3 +130,20 @@ def test_a_log_axis_with_a_prefixed_unit_has_one_prefix():
     assert ax.get_xlabel() == "Delay (µs)" and {"10", "100"} <= set(tick_texts(ax.xaxis)), tick_texts(ax.xaxis)
     assert ax.get_ylabel() == "Rate (Mbit/s)" and {"1", "10", "100"} <= set(tick_texts(ax.yaxis))
     plt.close(fig)
+
+
+def test_long_category_names_are_wrapped_and_a_long_axis_label_too():
+    names = ["no fast retransmit (vanilla), the choice", "Tahoe (fast retransmit)", "Reno (fast retransmit and recovery)"]
+    fig, ax = figure(range(3), [1, 2, 3])
+    fig.set_size_inches(6.4, 3.0)
+    plotting.category_axis(ax.xaxis, names, "setting")
+    ax.set_ylabel("Efficiency (TCP goodput / TCP payload capacity), a long label")
+    plotting.finish(fig)
+    assert not overlapping(ax.xaxis)
+    shown = [t.get_text() for t in ax.get_xticklabels()]
+    assert [s.replace("\n", " ") for s in shown] == names and any("\n" in s for s in shown)
+    assert ax.get_xticklabels()[0].get_rotation() == 0, "wrapped, not rotated"
+    renderer = fig.canvas.get_renderer()
+    assert "\n" in ax.get_ylabel()
+    assert ax.yaxis.label.get_window_extent(renderer).height <= ax.get_window_extent(renderer).height
+    plt.close(fig)

@@ -143,8 +143,8 @@ class UnitFormatter(ticker.Formatter):
 
 class LogUnitFormatter(ticker.LogFormatter):
     """Tick labels of a log axis. With a prefixed unit (bit/s, s, B) over at
-    most six decades: one prefix for the axis, in its label, as on a linear
-    axis ("Delay (µs)": 10, 100). Otherwise plain numbers ("0.01", "1",
+    most six decades: one prefix for the axis (its middle's), in its label,
+    as on a linear axis ("Delay (µs)": 10, 100). Otherwise plain numbers ("0.01", "1",
     "100,000") on an axis within 0.001 and 999,999, else an SI prefix on
     every tick from 1,000 up and below 0.001 ("1 k", "10 M", "10 µ"). Which
     ticks are labelled is :class:`matplotlib.ticker.LogFormatter`'s choice."""
@@ -162,7 +162,7 @@ class LogUnitFormatter(ticker.LogFormatter):
         lo, hi = sorted(abs(v) for v in axis.get_view_interval()) if axis is not None else (1.0, 1.0)
         self.factor, shown = None, self.unit
         if self.unit in display._PREFIXED and 0 < lo and hi / lo <= 1e6:
-            self.factor, shown = display.scale([hi], self.unit)
+            self.factor, shown = display.scale([math.sqrt(lo * hi)], self.unit)  # the prefix of the middle
             shown = _shown_unit(shown)
         self.prefixed = self.factor is None and (hi >= 999_999.5 or 0 < lo < 0.001)
         if self.label is not None and axis is not None:
@@ -290,8 +290,8 @@ def _labels(axis: Any, renderer: Any) -> list[Any]:
 
 
 def _unclutter(fig: Any) -> bool:
-    """Rotates (45, then 90 degrees) the x tick labels that overlap, then
-    thins them (every second, third, ... label) until none do; thins y tick
+    """Wraps x tick labels of words that overlap, else rotates them (45,
+    then 90 degrees), then thins them (every second, third, ... label) until none do; thins y tick
     labels that overlap. True if anything changed."""
     renderer = fig.canvas.get_renderer()
     pad = 2.0 * fig.dpi / 72
@@ -299,9 +299,11 @@ def _unclutter(fig: Any) -> bool:
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             labels = _labels(axis, renderer)
-            if len(labels) < 2 or not _overlaps([t.get_window_extent(renderer) for t in labels], pad):
+            if len(labels) < 2 or not _clash(axis, labels, renderer, pad):
                 continue
             changed = True
+            if axis.axis_name == "x" and _wrap_ticks(axis, labels, renderer, pad):
+                continue
             if axis.axis_name == "x":
                 for rotation in (45, 90):
                     for t in labels:
@@ -316,6 +318,55 @@ def _unclutter(fig: Any) -> bool:
             else:
                 _thin(labels, renderer, pad, 0)
     return changed
+
+
+def _wrap_ticks(axis: Any, labels: list[Any], renderer: Any, pad: float) -> bool:
+    """Wraps tick labels of words (categories) onto up to three lines to fit
+    between their neighbours; True if they then fit, else they are left as
+    they were."""
+    formatter = axis.get_major_formatter()
+    if not isinstance(formatter, ticker.FixedFormatter) or not any(" " in str(t) for t in formatter.seq):
+        return False
+    centres = sorted((b.x0 + b.x1) / 2 for b in (t.get_window_extent(renderer) for t in labels))
+    gap = min(b - a for a, b in zip(centres, centres[1:], strict=False))
+    size = max(t.get_fontsize() for t in labels) * axis.figure.dpi / 72
+    chars = int((gap - pad) / (0.6 * size))
+    wrapped = [textwrap.fill(str(t), chars) if chars >= 6 else str(t) for t in formatter.seq]
+    if chars < 6 or max(w.count("\n") for w in wrapped) > 2:
+        return False
+    axis.set_major_formatter(ticker.FixedFormatter(wrapped))
+    axis.figure.canvas.draw()
+    if _overlaps([t.get_window_extent(renderer) for t in _labels(axis, renderer)], pad):
+        axis.set_major_formatter(formatter)
+        axis.figure.canvas.draw()
+        return False
+    return True
+
+
+def _fit_labels(fig: Any) -> bool:
+    """Wraps an axis label longer than its axes onto as many lines as it
+    needs. True if any was."""
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        for label, room, along in ((ax.yaxis.label, box.height, "height"), (ax.xaxis.label, box.width, "width")):
+            text = label.get_text()
+            length = getattr(label.get_window_extent(renderer), along) if text else 0.0
+            if length > room > 0:
+                per_char = length / max(len(line) for line in text.split("\n"))
+                label.set_text(textwrap.fill(text.replace("\n", " "), max(12, int(room / per_char) - 1)))
+                changed = True
+    return changed
+
+
+def _clash(axis: Any, labels: list[Any], renderer: Any, pad: float) -> bool:
+    """Whether tick labels overlap: their boxes, or for x labels rotated
+    already, the room between their anchors."""
+    rotation = labels[0].get_rotation() % 180
+    if rotation and axis.axis_name == "x":
+        return _crowded(labels, renderer, pad, rotation)
+    return _overlaps([t.get_window_extent(renderer) for t in labels], pad)
 
 
 def _crowded(labels: list[Any], renderer: Any, pad: float, rotation: float) -> bool:
@@ -368,10 +419,11 @@ def finish(fig: Any, note: str | None = None) -> str:
             bottom = (height * FOOTNOTE_SIZE * 1.25 + 6) / (fig.get_figheight() * 72)
         fig.tight_layout(rect=(0, bottom, 1, 1))
         fig.canvas.draw()
-        if _unclutter(fig):
+        for _ in range(3):  # each change moves the axes: look again
+            if not (_unclutter(fig) | _fit_labels(fig)):
+                break
             fig.tight_layout(rect=(0, bottom, 1, 1))
             fig.canvas.draw()
-            _unclutter(fig)
         return title.get_text().replace("\n", " ") if title is not None else ""
 
 

@@ -125,18 +125,22 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
     _, numeric = _axis(summary[x].tolist())
     categories = [] if numeric else list(dict.fromkeys(str(v) for v in summary[x].tolist()))
     figures = []
-    combos = list(summary.groupby(rest, sort=False)) if rest else [((), summary)]
+    combos = list(summary.groupby(rest, sort=False, dropna=False)) if rest else [((), summary)]
     with plotting.style():
         for k, (key, part) in enumerate(combos[:MAX_FIGURES_PER_METRIC]):
             key = key if isinstance(key, tuple) else (key,)
             fixed = dict(zip(rest, key, strict=True))
             fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
-            lines = list(part.groupby(group, sort=False)) if group else [(None, part)]
+            lines = list(part.groupby(group, sort=False, dropna=False)) if group else [(None, part)]
+            present: dict[str, list[int]] = {}  # per category, the series with a point there (side by side)
+            for j, (_, g) in enumerate(lines):
+                for c in dict.fromkeys(str(v) for v in g[x]):
+                    present.setdefault(c, []).append(j)
             for j, (gval, g) in enumerate(lines):
                 xs, _ = _axis(g[x].tolist())
                 order = sorted(range(len(xs)), key=lambda i: xs[i]) if numeric else range(len(xs))
-                xs = [xs[i] if numeric else categories.index(xs[i]) + plotting.dodge(j, len(lines), 0.3)
-                      for i in order]
+                xs = [xs[i] if numeric else categories.index(xs[i])
+                      + plotting.dodge(present[xs[i]].index(j), len(present[xs[i]]), 0.3) for i in order]
                 means = [float(g[f"{metric}_mean"].iloc[i]) for i in order]
                 cis = [float(g[f"{metric}_ci95"].iloc[i]) for i in order]
                 look = plotting.series(j, line=numeric)
@@ -167,8 +171,17 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
     return figures
 
 
+def _key(v: Any) -> Any:
+    """A parameter's value as a key: a missing value (NaN, which equals
+    nothing) as None."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
 def _value(v: Any, unit: str | None) -> str:
-    """A swept value with its unit, scaled: 5e-06 s is "5 us"."""
+    """A swept value with its unit, scaled: 5e-06 s is "5 us"; a missing one
+    (a parameter some runs do not have) "none"."""
+    if _key(v) is None:
+        return "none"
     if unit and isinstance(v, int | float) and not isinstance(v, bool):
         factor, shown = display.scale([v], unit)
         return f"{display.number(v * factor)} {shown}"
@@ -189,14 +202,14 @@ def scatter_figure(sweep: str, summary: pd.DataFrame, params: list[str], out: Pa
     units = units or {}
     group = params[-1] if params else None
     others = [p for p in params if p != group]
-    colours = list(dict.fromkeys(ok[group])) if group else [None]
-    shapes = list(dict.fromkeys(tuple(r) for r in ok[others].itertuples(index=False))) if others else [()]
+    colours = list(dict.fromkeys(_key(v) for v in ok[group])) if group else [None]
+    shapes = list(dict.fromkeys(tuple(map(_key, r)) for r in ok[others].itertuples(index=False))) if others else [()]
     labelled = len(shapes) > len(plotting.MARKERS)
     with plotting.style():
         fig, ax = plt.subplots(figsize=(7.2, 4.6), dpi=110)
         for row in ok.to_dict("records"):
-            c = colours.index(row[group]) if group else 0
-            m = 0 if labelled else shapes.index(tuple(row[p] for p in others))
+            c = colours.index(_key(row[group])) if group else 0
+            m = 0 if labelled else shapes.index(tuple(_key(row[p]) for p in others))
             f, e = row["fairness_mean"], row["efficiency_mean"]
             ax.errorbar([f], [e], xerr=_bars(_errors([f], [row["fairness_ci95"]], 0.0, 1.0)),
                         yerr=_bars(_errors([e], [row["efficiency_ci95"]], 0.0, 1.0)), capsize=2, ms=6, linestyle="none",

@@ -143,7 +143,7 @@ def figure6(df: pd.DataFrame, folder: Path) -> Path:
     dx.bar([i + 0.2 for i in x], df.published_datagrams_per_burst - df.datagrams_per_burst, width=0.4, color="C0",
            label="datagrams")
     dx.axhline(0, color="0.3", lw=0.8)
-    dx.set_xticks(x, [str(int(s)) for s in df.data_size_bytes], rotation=60, fontsize=7)
+    dx.set_xticks(x, [str(int(s)) for s in df.data_size_bytes], fontsize=7)
     dx.set_ylim(-1.5, 1.5)
     dx.set_yticks([-1, 0, 1])
     dx.set_xlabel("UDP burst size (B)")

@@ -191,8 +191,13 @@ def views(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _clr(c: float) -> str:
-    """A cell loss ratio as the study writes it: "1e-5", "2e-3", "0"."""
-    return "0" if c == 0 else f"{c:.0e}".replace("e-0", "e-")
+    """A cell loss ratio for a figure: "10⁻⁵", "2×10⁻³", "0" (the study's
+    1e-5 and 2e-3)."""
+    if c == 0:
+        return "0"
+    mantissa, exponent = f"{c:.0e}".split("e")
+    power = "10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return power if mantissa == "1" else f"{mantissa}×{power}"
 
 
 def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
