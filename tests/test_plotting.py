@@ -48,7 +48,7 @@ def test_no_axis_has_an_offset_or_an_exponent():
     for axis in (ax.xaxis, ax.yaxis):
         assert axis.get_offset_text().get_text() == ""
         assert not any("e" in t or "+" in t for t in tick_texts(axis)), tick_texts(axis)
-    assert "275.000" in tick_texts(ax.xaxis) and "0.000020" in tick_texts(ax.yaxis), tick_texts(ax.yaxis)
+    assert "275.000" in tick_texts(ax.xaxis) and "0.0000075" in tick_texts(ax.yaxis), tick_texts(ax.yaxis)
     plt.close(fig)
 
 
@@ -147,3 +147,15 @@ def test_long_category_names_are_wrapped_and_a_long_axis_label_too():
     assert "\n" in ax.get_ylabel()
     assert ax.yaxis.label.get_window_extent(renderer).height <= ax.get_window_extent(renderer).height
     plt.close(fig)
+
+
+def test_a_small_plain_number_counts_in_a_power_of_ten_its_label_names():
+    fig, ax = figure([0, 1], [0.0007, 0.0035])
+    plotting.unit_axis(ax.yaxis, "Cell loss ratio", "fraction")
+    fig2, ax2 = figure([0, 1], [0.0007, 0.0035])  # no label to name a power: the numbers as they are
+    plotting.finish(fig)
+    plotting.finish(fig2)
+    assert ax.get_ylabel() == "Cell loss ratio (×10⁻³)" and "3.0" in tick_texts(ax.yaxis), tick_texts(ax.yaxis)
+    assert "0.0030" in tick_texts(ax2.yaxis), tick_texts(ax2.yaxis)
+    plt.close(fig)
+    plt.close(fig2)

@@ -10,13 +10,15 @@ study's, fit for a paper.
 * Every number axis reads as people read it (:func:`unit_axis`): one SI
   prefix for the whole axis, in the axis label with the unit ("Congestion
   window (kB)", ticks 0 200 400 ...), never an offset (``+2.75e2``) or an
-  exponent; log axes have plain numbers (0.01, 1, 100) or a prefix per tick
-  (1 k, 10 M). :func:`save` gives the axes nobody formatted the same plain
-  ticks.
+  exponent (a plain number below 0.01 counts in a power of ten named in the
+  label: "Cell loss ratio (×10⁻³)"); a log axis has one prefix too, or plain
+  numbers (0.01, 1, 100,000), or a prefix per tick (1 k, 10 M) over many
+  decades. :func:`save` gives the axes nobody formatted the same ticks.
 * Categories (swept words such as ``abr``, ``ubr``) are categories
   (:func:`category_axis`): one tick each, no numbers, no lines between them.
 * :func:`save` lays the figure out (title and footnote wrapped to its width,
-  tick labels rotated or thinned until none overlap), marks the figures of a
+  axis labels to their axes, tick labels wrapped, rotated or thinned until
+  none overlap), marks the figures of a
   quick reproduction (:func:`quick`) in the title and the footnote, puts the
   title into the PNG's metadata and closes the figure. The same data give
   the same bytes.
@@ -97,7 +99,7 @@ def tick_text(x: float, decimals: int) -> str:
     return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text
 
 
-def decimals(values: Sequence[float], most: int = 6) -> int:
+def decimals(values: Sequence[float], most: int = 9) -> int:
     """The fewest decimals that show every value exactly (to 1e-9 of it)."""
     for d in range(most + 1):
         if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v)) for v in values):
@@ -110,12 +112,19 @@ def _shown_unit(unit: str) -> str:
     return "µ" + unit[1:] if unit.startswith("u") and unit[1:] in display._PREFIXED else unit
 
 
+def power(exponent: int) -> str:
+    """A power of ten as text: ``power(-3)`` is "10⁻³"."""
+    return "10" + str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
 class UnitFormatter(ticker.Formatter):
     """Tick labels of a linear axis with one SI prefix for the whole axis
     (chosen from its largest tick), the prefixed unit in the axis label:
     800000 B gives ticks up to "800" and the label "... (kB)". A unit
-    without prefixes (cells, a study's "KB/s") keeps its ticks whole, with
-    thousands separators. No offset, no exponent."""
+    without prefixes (cells, a study's "KB/s") keeps its numbers, with
+    thousands separators; a plain number below 0.01 (a loss ratio) is
+    counted in a power of ten that the label names ("Cell loss ratio
+    (×10⁻³)": 1.5 for 0.0015). No offset, no exponent."""
 
     def __init__(self, label: str | None = None, unit: str | None = None, axis: Any = None) -> None:
         self.label = label
@@ -130,6 +139,10 @@ class UnitFormatter(ticker.Formatter):
         seen = [float(x) for x in locs if lo - slack <= x <= hi + slack] or [float(x) for x in locs]
         self.factor, shown = display.scale(seen, self.unit)
         self.shown = _shown_unit(shown)
+        top = max((abs(x) for x in seen), default=0.0)
+        if self.unit == "" and 0 < top < 0.01 and self.label is not None:  # the label must say the power
+            exponent = 3 * math.floor(math.log10(top) / 3)
+            self.factor, self.shown = 10.0 ** -exponent, f"×{power(exponent)}"
         self.digits = decimals([x * self.factor for x in seen])
         if self.label is not None and axis is not None:
             axis.set_label_text(display.header(self.label, self.shown))

@@ -195,9 +195,10 @@ def _clr(c: float) -> str:
     1e-5 and 2e-3)."""
     if c == 0:
         return "0"
+    from ... import plotting
+
     mantissa, exponent = f"{c:.0e}".split("e")
-    power = "10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return power if mantissa == "1" else f"{mantissa}×{power}"
+    return plotting.power(int(exponent)) if mantissa == "1" else f"{mantissa}×{plotting.power(int(exponent))}"
 
 
 def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
