@@ -133,7 +133,8 @@ def test_a_log_axis_with_a_prefixed_unit_has_one_prefix():
 
 
 def test_long_category_names_are_wrapped_and_a_long_axis_label_too():
-    names = ["no fast retransmit (vanilla), the choice", "Tahoe (fast retransmit)", "Reno (fast retransmit and recovery)"]
+    names = ["no fast retransmit (vanilla), the choice", "Tahoe (fast retransmit)",
+             "Reno (fast retransmit and recovery)"]
     fig, ax = figure(range(3), [1, 2, 3])
     fig.set_size_inches(6.4, 3.0)
     plotting.category_axis(ax.xaxis, names, "setting")

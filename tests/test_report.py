@@ -256,8 +256,8 @@ def test_the_scatter_tells_every_point_apart(tmp_path, monkeypatch):
 def test_the_same_data_give_the_same_png_bytes(tmp_path):
     summary = summary_frame([500, 1000, 500, 1000], ["epd", "epd", "tail", "tail"], [0.5, 0.6, 0.7, 0.8],
                             x="buffer", group="policy")
-    a = report.metric_figures("s", summary, ["buffer", "policy"], "efficiency", tmp_path / "a", units={"buffer": "cells"})
-    b = report.metric_figures("s", summary, ["buffer", "policy"], "efficiency", tmp_path / "b", units={"buffer": "cells"})
+    a, b = (report.metric_figures("s", summary, ["buffer", "policy"], "efficiency", tmp_path / d,
+                                  units={"buffer": "cells"}) for d in ("a", "b"))
     assert a[0].path.read_bytes() == b[0].path.read_bytes()
     with Image.open(a[0].path) as im:
         assert im.text["Title"] == "Efficiency against buffer"

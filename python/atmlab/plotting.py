@@ -48,6 +48,8 @@ from . import display, fmt  # noqa: E402
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 LINESTYLES = ("-", "--", "-.", ":")
+# Published values beside simulated ones: crosses and stars, unlike any of MARKERS.
+PUBLISHED = ("x", "+", "*", "1")
 
 RC: dict[str, Any] = {
     "text.parse_math": False,  # a "$" is a dollar sign
@@ -455,5 +457,5 @@ def save(fig: Any, path: Path, note: str | None = None, dpi: float | None = None
     return path
 
 
-__all__ = ["COLOURS", "MARKERS", "category_axis", "count_axis", "dodge", "finish", "quick", "save", "series",
-           "style", "unit_axis"]
+__all__ = ["COLOURS", "MARKERS", "PUBLISHED", "category_axis", "count_axis", "dodge", "finish", "quick", "save",
+           "series", "style", "unit_axis"]

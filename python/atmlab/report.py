@@ -166,7 +166,8 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
                        + f". Mean of {reps} replications per point; bars are 95% confidence intervals (Student t)"
                        + (", clipped to the quantity's range" if math.isfinite(hi) or math.isfinite(lo) else "")
                        + ".")
-            path = _save(fig, out / f"{_slug(sweep)}__{_slug(metric)}_vs_{_slug(x)}{'__' + str(k) if fixed else ''}.png")
+            name = f"{_slug(sweep)}__{_slug(metric)}_vs_{_slug(x)}{'__' + str(k) if fixed else ''}.png"
+            path = _save(fig, out / name)
             figures.append(Figure(path, title, caption))
     return figures
 

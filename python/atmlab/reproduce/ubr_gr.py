@@ -222,8 +222,8 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
                         label=f"{period:g} ms (atmlab)", **look)
                 pub = published[(published["config"] == config) & (published["vbr_period_ms"] == period)]
                 if not pub.empty:
-                    ax.plot(pub["fairness"], pub["efficiency"], "x+"[k % 2], color=look["color"], ms=8, mew=1.5,
-                            clip_on=False, label=f"{period:g} ms (published)")
+                    ax.plot(pub["fairness"], pub["efficiency"], plotting.PUBLISHED[k % 4], color=look["color"], ms=8,
+                            mew=1.5, clip_on=False, label=f"{period:g} ms (published)")
             ax.set_title(f"{config}", fontsize=10)
             plotting.unit_axis(ax.xaxis, fairness)
             ax.set_xlim(0, 1.05)
@@ -233,8 +233,8 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
         plotting.unit_axis(axes[0].yaxis, efficiency)
         fig.suptitle("97-0424 Figure 4: SACK TCP over UBR+ with strict-priority VBR (Tables 1-2)", fontsize=10)
         paths.append(plotting.save(fig, folder / "ubr-gr_figure4.png",
-                                   note="Hollow markers: atmlab; x, +: published; one point per buffer size and "
-                                        "drop policy"))
+                                   note="Hollow markers: atmlab; crosses and stars: published; one point per buffer "
+                                        "size and drop policy"))
     # Figure 5: Tables 3-9, efficiency vs fairness by drop policy.
     rest = points[points["table"] != "1/2"]
     configs = [c for c in ("LAN", "WAN", "satellite") if c in set(rest["config"])]

@@ -139,8 +139,8 @@ def figure(table: str, column: str, df: pd.DataFrame, folder: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for k, (direction, g) in enumerate(df.groupby("direction", sort=False)):
         g = g.sort_values(column)
-        ax.plot(g[column], g.published_throughput_mbps_printed_units, "x+"[k % 2] + "--", ms=8, mew=1.5,
-                color=f"C{k + 2}", label=f"{direction}, published")
+        ax.plot(g[column], g.published_throughput_mbps_printed_units, plotting.PUBLISHED[k % 4] + "--", ms=8,
+                mew=1.5, color=f"C{k + 2}", label=f"{direction}, published")
     g = df[df.direction == df.direction.iloc[0]].sort_values(column)
     ax.plot(g[column], g.throughput_mbps_printed_units, "o-", color="C0", label="atmlab H3 (both directions)")
     if table == "10":

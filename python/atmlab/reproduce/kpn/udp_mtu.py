@@ -103,7 +103,7 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
     for k, (direction, g) in enumerate(df.groupby("direction", sort=False)):
         g = g.sort_values("mtu_bytes")
         ax.plot(g.mtu_bytes, g.time_s, "os"[k % 2] + "-", color=f"C{k}", label=f"{direction}, atmlab (H1)")
-        ax.plot(g.mtu_bytes, g.published_time_s, "x+"[k % 2], ms=9, mew=1.5, color=f"C{k}",
+        ax.plot(g.mtu_bytes, g.published_time_s, plotting.PUBLISHED[k % 4], ms=9, mew=1.5, color=f"C{k}",
                 label=f"{direction}, published")
     ax.set_xscale("log", base=2)
     mtus = sorted(df.mtu_bytes.unique())
