@@ -2,11 +2,15 @@
 results database.
 
 For each sweep: every summary metric against a swept parameter, as the mean
-over replications with 95% confidence-interval bars, one line per value of a
-second parameter (further parameters give one figure per combination);
-efficiency against fairness, one marker per point; and the time series of a
-chosen run. Every figure has axis labels with units and a caption naming the
-scenario and the parameters.
+over replications with 95% confidence-interval bars, one series per value of
+a second parameter (further parameters give one figure per combination): a
+line over a numeric parameter, markers side by side at each category of a
+parameter of words; efficiency against fairness, one marker per point (its
+colour the last parameter's value, its shape the others'); and the time
+series of a chosen run, titled in words. Every figure is drawn by
+:mod:`atmlab.plotting` (units with SI prefixes, no mathtext) and has a
+caption naming the scenario and the parameters. The report is drawn in a
+staging folder and moved into place when whole: a failure writes nothing.
 """
 
 from __future__ import annotations
@@ -97,7 +101,7 @@ def _bars(errors: list[list[float]]) -> list[list[float]] | None:
 def _x_axis(ax: Any, name: str, values: list[float], unit: str | None) -> None:
     """A numeric swept parameter along x: ticks at the swept values when
     there are few, a log axis when they span two decades or more."""
-    distinct = sorted(set(values))
+    distinct = sorted({v for v in values if math.isfinite(v)})
     if len(distinct) > 1 and distinct[0] > 0 and distinct[-1] / distinct[0] >= 100:
         ax.set_xscale("log")
     elif 1 < len(distinct) <= 10:
