@@ -48,7 +48,7 @@ def test_no_axis_has_an_offset_or_an_exponent():
     for axis in (ax.xaxis, ax.yaxis):
         assert axis.get_offset_text().get_text() == ""
         assert not any("e" in t or "+" in t for t in tick_texts(axis)), tick_texts(axis)
-    assert "275.000" in tick_texts(ax.xaxis) and "0.0000075" in tick_texts(ax.yaxis), tick_texts(ax.yaxis)
+    assert 275.0 in [float(t) for t in tick_texts(ax.xaxis)] and "0.0000075" in tick_texts(ax.yaxis)
     plt.close(fig)
 
 
@@ -160,3 +160,26 @@ def test_a_small_plain_number_counts_in_a_power_of_ten_its_label_names():
     assert "0.0030" in tick_texts(ax2.yaxis), tick_texts(ax2.yaxis)
     plt.close(fig)
     plt.close(fig2)
+
+
+def test_a_legend_never_hides_data():
+    fig, ax = figure([0, 1, 2, 3, 4], [0.09, 0.05, 0.04, 0.05, 0.07])
+    ax.plot([0, 1, 2, 3, 4], [0.003, 0.0028, 0.0029, 0.0027, 0.0027], label="b")
+    ax.plot([0, 4], [0.03, 0.02], label="c")
+    ax.lines[0].set_label("a")
+    ax.set_yscale("log")
+    ax.legend(loc="upper right")
+    fig.set_size_inches(3.5, 3)
+    plotting.finish(fig)
+    renderer = fig.canvas.get_renderer()
+    assert not plotting._hidden(ax, ax.get_legend().get_window_extent(renderer), renderer)
+    plt.close(fig)
+
+
+def test_numbers_that_overlap_become_fewer_not_rotated():
+    fig, ax = figure([400, 2200], [0, 1])
+    fig.set_size_inches(2.5, 3)
+    plotting.unit_axis(ax.xaxis, "Switch buffer B", "cells")
+    plotting.finish(fig)
+    assert not overlapping(ax.xaxis) and ax.get_xticklabels()[0].get_rotation() == 0
+    plt.close(fig)

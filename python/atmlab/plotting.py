@@ -317,7 +317,8 @@ def _unclutter(fig: Any) -> bool:
             if len(labels) < 2 or not _clash(axis, labels, renderer, pad):
                 continue
             changed = True
-            if axis.axis_name == "x" and _wrap_ticks(axis, labels, renderer, pad):
+            if axis.axis_name == "x" and (_wrap_ticks(axis, labels, renderer, pad)
+                                          or _fewer_ticks(axis, renderer, pad)):
                 continue
             if axis.axis_name == "x":
                 for rotation in (45, 90):
@@ -356,6 +357,60 @@ def _wrap_ticks(axis: Any, labels: list[Any], renderer: Any, pad: float) -> bool
         axis.figure.canvas.draw()
         return False
     return True
+
+
+def _fewer_ticks(axis: Any, renderer: Any, pad: float) -> bool:
+    """Numbers chosen by a locator (not categories) that overlap: fewer of
+    them, down to three; True if they then fit, else the locator is left
+    as it was."""
+    locator = axis.get_major_locator()
+    if not isinstance(locator, ticker.MaxNLocator) or isinstance(axis.get_major_formatter(), ticker.FixedFormatter):
+        return False
+    shown = len(_labels(axis, renderer))
+    for nbins in range(shown - 2, 2, -1):
+        axis.set_major_locator(ticker.MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10],
+                                                  integer=locator._integer, min_n_ticks=1))
+        axis.figure.canvas.draw()
+        labels = _labels(axis, renderer)
+        if len(labels) > 1 and not _clash(axis, labels, renderer, pad):
+            return True
+    axis.set_major_locator(locator)
+    axis.figure.canvas.draw()
+    return False
+
+
+def _hidden(ax: Any, box: Any, renderer: Any) -> bool:
+    """Whether `box` (a legend's) hides data of `ax`: a line drawn in data
+    coordinates through it, or a bar under it (reference lines across the
+    axes, axhline and the like, do not count)."""
+    for line in ax.lines:
+        if line.get_visible() and line.get_transform() == ax.transData and len(line.get_xydata()):
+            path = line.get_transform().transform_path(line.get_path())
+            if path.intersects_bbox(box, filled=False) or any(box.contains(x, y) for x, y in path.vertices):
+                return True
+    return any(p.get_visible() and p.get_window_extent(renderer).overlaps(box) for p in ax.patches)
+
+
+def _free_data(fig: Any) -> bool:
+    """Moves a legend that hides data to another corner of its axes, else
+    beside the axes (right). True if any moved."""
+    renderer = fig.canvas.get_renderer()
+    moved = False
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or legend.get_bbox_to_anchor() is not ax.bbox \
+                or not _hidden(ax, legend.get_window_extent(renderer), renderer):
+            continue
+        moved = True
+        for loc in (2, 1, 3, 4, 9, 8, 6, 7):  # upper left, upper right, lower left, lower right, centres
+            legend.set_loc(loc)
+            fig.canvas.draw()
+            if not _hidden(ax, legend.get_window_extent(renderer), renderer):
+                break
+        else:
+            legend.set_loc(2)
+            legend.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
+    return moved
 
 
 def _fit_labels(fig: Any) -> bool:
@@ -414,7 +469,8 @@ def finish(fig: Any, note: str | None = None) -> str:
     unformatted axes given plain ticks, the title wrapped to the figure's
     width, `note` (sources, what the markers mean) as a footnote, the
     figure marked if drawn for a quick reproduction (:func:`quick`), tick
-    labels rotated or thinned until none overlap."""
+    labels wrapped, fewer, rotated or thinned until none overlap, axis
+    labels wrapped to their axes, legends moved off the data."""
     with style():
         _plain_ticks(fig)
         title = _title(fig)
@@ -435,7 +491,7 @@ def finish(fig: Any, note: str | None = None) -> str:
         fig.tight_layout(rect=(0, bottom, 1, 1))
         fig.canvas.draw()
         for _ in range(3):  # each change moves the axes: look again
-            if not (_unclutter(fig) | _fit_labels(fig)):
+            if not (_unclutter(fig) | _fit_labels(fig) | _free_data(fig)):
                 break
             fig.tight_layout(rect=(0, bottom, 1, 1))
             fig.canvas.draw()
