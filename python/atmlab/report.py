@@ -236,7 +236,12 @@ def scatter_figure(sweep: str, summary: pd.DataFrame, params: list[str], out: Pa
         ax.set_xlim(0, 1.05)
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
-        if handles:
+        if handles and max(len(h.get_label()) for h in handles) > 30:  # long labels: below the axes, full width
+            ncol = 1 if max(len(h.get_label()) for h in handles) > 45 else 2
+            fig.set_size_inches(6.4, 4.6 + 0.19 * math.ceil(len(handles) / ncol))
+            ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=ncol,
+                      borderaxespad=0)
+        elif handles:
             ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         title = "Efficiency against fairness"
         ax.set_title(title, fontsize=9)
