@@ -261,3 +261,13 @@ def test_the_same_data_give_the_same_png_bytes(tmp_path):
     assert a[0].path.read_bytes() == b[0].path.read_bytes()
     with Image.open(a[0].path) as im:
         assert im.text["Title"] == "Efficiency against buffer"
+
+
+@pytest.mark.parametrize("name, kind, target, title", [
+    ("cwnd:tcp0", "cwnd", "tcp0", "congestion window of tcp0"),
+    ("queue:sw0->sw1", "queue", "sw0->sw1", "queue at port sw0->sw1"),
+    ("acr:vc0:forward", "acr", "vc0:forward", "allowed cell rate of VC vc0"),
+    ("my $x_$ window", "cwnd", "tcp0", "my $x_$ window: congestion window of tcp0"),
+])
+def test_a_probes_series_is_titled_in_words(name, kind, target, title):
+    assert display.series_title(name, kind, target) == title

@@ -108,12 +108,17 @@ def series_words(kind: str) -> str:
 
 def series_title(name: str, kind: str, target: str) -> str:
     """A probe's series in words: ``cwnd:tcp0`` is "congestion window of
-    tcp0", ``queue:sw0->sw1`` "queue at port sw0->sw1"; a name of the
-    user's own comes first ("tcp0 window: congestion window of tcp0")."""
+    tcp0", ``queue:sw0->sw1`` "queue at port sw0->sw1", ``acr:vc0:forward``
+    "allowed cell rate of VC vc0"; a name of the user's own comes first
+    ("tcp0 window: congestion window of tcp0")."""
     what = series_words(kind)
-    if target:
-        what += f" at port {target}" if "->" in target else (
-            f" of VC {target}" if kind in ("acr", "er") else f" of {target}")
+    if target and "->" in target:
+        what += f" at port {target}"
+    elif target and kind in ("acr", "er"):  # "vc0:forward"
+        vc, _, direction = target.partition(":")
+        what += f" of VC {vc}" + (f" ({direction})" if direction not in ("", "forward") else "")
+    elif target:
+        what += f" of {target}"
     return what if name in (f"{kind}:{target}", kind, "") else f"{name}: {what}"
 
 
