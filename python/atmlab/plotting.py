@@ -159,10 +159,11 @@ class UnitFormatter(ticker.Formatter):
 class LogUnitFormatter(ticker.LogFormatter):
     """Tick labels of a log axis. With a prefixed unit (bit/s, s, B) over at
     most six decades: one prefix for the axis (its middle's), in its label,
-    as on a linear axis ("Delay (µs)": 10, 100). Otherwise plain numbers ("0.01", "1",
-    "100,000") on an axis within 0.001 and 999,999, else an SI prefix on
-    every tick from 1,000 up and below 0.001 ("1 k", "10 M", "10 µ"). Which
-    ticks are labelled is :class:`matplotlib.ticker.LogFormatter`'s choice."""
+    as on a linear axis ("Delay (µs)": 10, 100). Otherwise plain numbers
+    ("0.01", "1", "100,000") on an axis within 0.001 and 999,999, else an SI
+    prefix on every tick from 1,000 up and below 0.001 ("1 k", "10 M", "10
+    µ"). Which ticks are labelled is :class:`matplotlib.ticker.LogFormatter`'s
+    choice."""
 
     def __init__(self, *args: Any, label: str | None = None, unit: str | None = None, axis: Any = None,
                  **kwargs: Any) -> None:
