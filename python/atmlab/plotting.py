@@ -394,7 +394,8 @@ def _hidden(ax: Any, box: Any, renderer: Any) -> bool:
 
 def _free_data(fig: Any) -> bool:
     """Moves a legend that hides data to another corner of its axes, else
-    beside the axes (right). True if any moved."""
+    above the axes (panels stacked in one column) or beside them (right).
+    True if any moved."""
     renderer = fig.canvas.get_renderer()
     moved = False
     for ax in fig.axes:
@@ -409,8 +410,17 @@ def _free_data(fig: Any) -> bool:
             if not _hidden(ax, legend.get_window_extent(renderer), renderer):
                 break
         else:
-            legend.set_loc(2)
-            legend.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
+            if len({round(a.get_position().x0, 2) for a in fig.axes}) == 1 and not ax.get_title():
+                # Panels stacked in one column (time series): above the axes, in a row, not beside all of them.
+                texts = legend.get_texts()
+                title = legend.get_title().get_text()
+                ax.legend(legend.legend_handles, [t.get_text() for t in texts], loc="lower left",
+                          bbox_to_anchor=(0.0, 1.02), borderaxespad=0, ncols=min(3, len(texts)),
+                          fontsize=texts[0].get_fontsize() if texts else None, title=title or None,
+                          title_fontsize=legend.get_title().get_fontsize())
+            else:
+                legend.set_loc(2)
+                legend.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
     return moved
 
 
