@@ -25,8 +25,11 @@ from typing import Any
 from . import metrics
 
 # Units shown with an SI prefix (the scenario format's spelling: "us", not "µs").
+# Bytes are "bytes" in a table (a count, with thousands separators) and "B"
+# on a figure's axis (kB, MB: :func:`axis_unit`).
 _PREFIXED = {"bit/s": ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")),
-             "s": ((1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"))}
+             "s": ((1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n")),
+             "B": ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))}
 _COUNTS = {"cells", "bytes", ""}
 
 # The run-level metrics in words (the others are read from their names).
@@ -40,6 +43,27 @@ WORDS: dict[str, str] = {
     "link_cells_lost": "cells lost on links",
     "cell_hops": "cell-hops",
     "events": "events",
+}
+
+# What a probe samples, in words (its unit is the series' own).
+SERIES: dict[str, str] = {
+    "cwnd": "congestion window",
+    "ssthresh": "slow-start threshold",
+    "rto": "retransmission timeout",
+    "srtt": "smoothed round-trip time",
+    "goodput": "goodput",
+    "queue": "queue",
+    "drops": "cells dropped",
+    "utilization": "utilization",
+    "abr_queue": "ABR queue",
+    "vbr_queue": "VBR queue",
+    "hp_rate": "VBR and CBR rate",
+    "load_factor": "load factor",
+    "abr_capacity": "target ABR capacity",
+    "fair_share": "fair share",
+    "acr": "allowed cell rate",
+    "er": "explicit rate",
+    "cell_rate": "cell rate",
 }
 
 # What a row of each per-item table of a result is.
@@ -74,6 +98,35 @@ def words(metric: str) -> str:
     if len(parts) >= 2:  # a nested number: frames.lost is "frames lost"
         return f"{' '.join(p.replace('_', ' ') for p in parts[:-1])} {field}"
     return field
+
+
+def series_words(kind: str) -> str:
+    """What a probe of `kind` samples, in words: ``cwnd`` is "congestion
+    window"."""
+    return SERIES.get(kind, kind.replace("_", " "))
+
+
+def series_title(name: str, kind: str, target: str) -> str:
+    """A probe's series in words: ``cwnd:tcp0`` is "congestion window of
+    tcp0", ``queue:sw0->sw1`` "queue at port sw0->sw1", ``acr:vc0:forward``
+    "allowed cell rate of VC vc0"; a name of the user's own comes first
+    ("tcp0 window: congestion window of tcp0")."""
+    what = series_words(kind)
+    if target and "->" in target:
+        what += f" at port {target}"
+    elif target and kind in ("acr", "er"):  # "vc0:forward"
+        vc, _, direction = target.partition(":")
+        what += f" of VC {vc}" + (f" ({direction})" if direction not in ("", "forward") else "")
+    elif target:
+        what += f" of {target}"
+    return what if name in (f"{kind}:{target}", kind, "") else f"{name}: {what}"
+
+
+def axis_unit(unit: str | None) -> str:
+    """A unit as a figure's axis shows it (with :func:`scale`'s prefix):
+    bytes as "B" (800 kB rather than 800,000 bytes), a fraction as none."""
+    unit = unit or ""
+    return {"bytes": "B", "fraction": ""}.get(unit, unit)
 
 
 def _field_words(name: str) -> str:

@@ -2,11 +2,15 @@
 results database.
 
 For each sweep: every summary metric against a swept parameter, as the mean
-over replications with 95% confidence-interval bars, one line per value of a
-second parameter (further parameters give one figure per combination);
-efficiency against fairness, one marker per point; and the time series of a
-chosen run. Every figure has axis labels with units and a caption naming the
-scenario and the parameters.
+over replications with 95% confidence-interval bars, one series per value of
+a second parameter (further parameters give one figure per combination): a
+line over a numeric parameter, markers side by side at each category of a
+parameter of words; efficiency against fairness, one marker per point (its
+colour the last parameter's value, its shape the others'); and the time
+series of a chosen run, titled in words. Every figure is drawn by
+:mod:`atmlab.plotting` (units with SI prefixes, no mathtext) and has a
+caption naming the scenario and the parameters. The report is drawn in a
+staging folder and moved into place when whole: a failure writes nothing.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from __future__ import annotations
 import base64
 import fnmatch
 import html
+import itertools
 import math
+import os
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +33,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
-from . import display, metrics as metrics_mod  # noqa: E402
+from . import display, metrics as metrics_mod, plotting  # noqa: E402
 from .stats import SUMMARY_METRICS, summarize_frame  # noqa: E402
 from .store import Store  # noqa: E402
 
@@ -48,10 +58,7 @@ class Figure:
 
 
 def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return plotting.save(fig, path)
 
 
 def _axis(values: list[Any]) -> tuple[list[Any], bool]:
@@ -86,12 +93,31 @@ def _errors(means: list[float], cis: list[float], lo: float, hi: float) -> list[
     return [below, above]
 
 
+def _bars(errors: list[list[float]]) -> list[list[float]] | None:
+    """Error bars to draw: none where there is no interval (one replication),
+    rather than caps of zero length across the markers."""
+    return errors if any(e > 0 for side in errors for e in side) else None
+
+
+def _x_axis(ax: Any, name: str, values: list[float], unit: str | None) -> None:
+    """A numeric swept parameter along x: ticks at the swept values when
+    there are few, a log axis when they span two decades or more."""
+    distinct = sorted({v for v in values if math.isfinite(v)})
+    if len(distinct) > 1 and distinct[0] > 0 and distinct[-1] / distinct[0] >= 100:
+        ax.set_xscale("log")
+    elif 1 < len(distinct) <= 10:
+        ax.xaxis.set_major_locator(ticker.FixedLocator(distinct))
+    plotting.unit_axis(ax.xaxis, name, unit)
+
+
 def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric: str, out: Path,
                    x: str | None = None, group: str | None = None,
                    units: dict[str, str] | None = None) -> list[Figure]:
-    """`metric` against `x` (default: the first parameter), one line per
+    """`metric` against `x` (default: the first parameter), one series per
     `group` value (default: the second), one figure per combination of the
-    other parameters; `units` are the swept quantities' units."""
+    other parameters; `units` are the swept quantities' units. A numeric `x`
+    is an axis with its unit, the series joined by lines; words (``abr``,
+    ``ubr``) are categories, the series' points side by side, unjoined."""
     if summary.empty or f"{metric}_mean" not in summary or summary[f"{metric}_mean"].isna().all():
         return []
     x = x or (params[0] if params else None)
@@ -100,48 +126,68 @@ def metric_figures(sweep: str, summary: pd.DataFrame, params: list[str], metric:
     units = units or {}
     group = group if group is not None else next((p for p in params if p != x), None)
     rest = [p for p in params if p not in (x, group)]
-    yfactor, yunit = display.scale(summary[f"{metric}_mean"].tolist(), metrics_mod.unit(metric))
-    ylabel = display.header(_capital(_words(metric)), yunit)
     lo, hi = display.bounds(metric)
     _, numeric = _axis(summary[x].tolist())
-    xfactor, xunit = display.scale(summary[x].tolist(), units.get(x)) if numeric else (1.0, "")
+    categories = [] if numeric else list(dict.fromkeys(str(v) for v in summary[x].tolist()))
     figures = []
-    combos = list(summary.groupby(rest, sort=False)) if rest else [((), summary)]
-    for k, (key, part) in enumerate(combos[:MAX_FIGURES_PER_METRIC]):
-        key = key if isinstance(key, tuple) else (key,)
-        fixed = dict(zip(rest, key, strict=True))
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
-        lines = list(part.groupby(group, sort=False)) if group else [(None, part)]
-        for gval, g in lines:
-            xs, _ = _axis(g[x].tolist())
-            order = sorted(range(len(xs)), key=lambda i: xs[i]) if numeric else range(len(xs))
-            xs = [xs[i] * xfactor if numeric else xs[i] for i in order]
-            means = [float(g[f"{metric}_mean"].iloc[i]) for i in order]
-            cis = [float(g[f"{metric}_ci95"].iloc[i]) for i in order]
-            yerr = [[e * yfactor for e in side] for side in _errors(means, cis, lo, hi)]
-            ax.errorbar(xs, [m * yfactor for m in means], yerr=yerr, marker="o", capsize=3,
-                        label=f"{group} = {_value(gval, units.get(group))}" if group else None)
-        ax.set_xlabel(display.header(x, xunit))
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-        if group:
-            ax.legend(fontsize=8)
-        n = int(part["runs"].min()), int(part["runs"].max())
-        reps = f"{n[0]}" if n[0] == n[1] else f"{n[0]}-{n[1]}"
-        fixed_text = _fmt(fixed, units)
-        title = f"{_capital(display.words(metric))} against {x}" + (f" ({fixed_text})" if fixed else "")
-        ax.set_title(title, fontsize=9)
-        caption = (f"Scenario {sweep}: {_words(metric)} against {x}" + (f", one line per {group}" if group else "")
-                   + (f"; {fixed_text}" if fixed else "")
-                   + f". Mean of {reps} replications per point; bars are 95% confidence intervals (Student t)"
-                   + (", clipped to the quantity's range" if math.isfinite(hi) or math.isfinite(lo) else "") + ".")
-        path = _save(fig, out / f"{_slug(sweep)}__{_slug(metric)}_vs_{_slug(x)}{'__' + str(k) if fixed else ''}.png")
-        figures.append(Figure(path, title, caption))
+    combos = list(summary.groupby(rest, sort=False, dropna=False)) if rest else [((), summary)]
+    with plotting.style():
+        for k, (key, part) in enumerate(combos[:MAX_FIGURES_PER_METRIC]):
+            key = key if isinstance(key, tuple) else (key,)
+            fixed = dict(zip(rest, key, strict=True))
+            fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+            lines = list(part.groupby(group, sort=False, dropna=False)) if group else [(None, part)]
+            present: dict[str, list[int]] = {}  # per category, the series with a point there (side by side)
+            for j, (_, g) in enumerate(lines):
+                for c in dict.fromkeys(str(v) for v in g[x]):
+                    present.setdefault(c, []).append(j)
+            for j, (gval, g) in enumerate(lines):
+                xs, _ = _axis(g[x].tolist())
+                order = sorted(range(len(xs)), key=lambda i: xs[i]) if numeric else range(len(xs))
+                xs = [xs[i] if numeric else categories.index(xs[i])
+                      + plotting.dodge(present[xs[i]].index(j), len(present[xs[i]]), 0.3) for i in order]
+                means = [float(g[f"{metric}_mean"].iloc[i]) for i in order]
+                cis = [float(g[f"{metric}_ci95"].iloc[i]) for i in order]
+                look = plotting.series(j, line=numeric)
+                ax.errorbar(xs, means, yerr=_bars(_errors(means, cis, lo, hi)), capsize=3, ms=5,
+                            **(look if numeric else {**look, "linestyle": "none"}),
+                            label=_value(gval, units.get(group)) if group else None)
+            if numeric:
+                _x_axis(ax, x, [float(v) for v in summary[x]], units.get(x))
+            else:
+                plotting.category_axis(ax.xaxis, categories, x)
+            plotting.unit_axis(ax.yaxis, _capital(_words(metric)), metrics_mod.unit(metric))
+            ax.grid(alpha=0.3)
+            if group:
+                ax.legend(fontsize=8, title=group, title_fontsize=8)
+            n = int(part["runs"].min()), int(part["runs"].max())
+            reps = f"{n[0]}" if n[0] == n[1] else f"{n[0]}-{n[1]}"
+            fixed_text = _fmt(fixed, units)
+            title = f"{_capital(display.words(metric))} against {x}" + (f" ({fixed_text})" if fixed else "")
+            ax.set_title(title, fontsize=9)
+            caption = (f"Scenario {sweep}: {_words(metric)} against {x}"
+                       + (f", one {'line' if numeric else 'marker'} per {group}" if group else "")
+                       + (f"; {fixed_text}" if fixed else "")
+                       + f". Mean of {reps} replications per point; bars are 95% confidence intervals (Student t)"
+                       + (", clipped to the quantity's range" if math.isfinite(hi) or math.isfinite(lo) else "")
+                       + ".")
+            name = f"{_slug(sweep)}__{_slug(metric)}_vs_{_slug(x)}{'__' + str(k) if fixed else ''}.png"
+            path = _save(fig, out / name)
+            figures.append(Figure(path, title, caption))
     return figures
 
 
+def _key(v: Any) -> Any:
+    """A parameter's value as a key: a missing value (NaN, which equals
+    nothing) as None."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
 def _value(v: Any, unit: str | None) -> str:
-    """A swept value with its unit, scaled: 5e-06 s is "5 us"."""
+    """A swept value with its unit, scaled: 5e-06 s is "5 us"; a missing one
+    (a parameter some runs do not have) "none"."""
+    if _key(v) is None:
+        return "none"
     if unit and isinstance(v, int | float) and not isinstance(v, bool):
         factor, shown = display.scale([v], unit)
         return f"{display.number(v * factor)} {shown}"
@@ -150,58 +196,95 @@ def _value(v: Any, unit: str | None) -> str:
 
 def scatter_figure(sweep: str, summary: pd.DataFrame, params: list[str], out: Path,
                    units: dict[str, str] | None = None) -> Figure | None:
-    """Efficiency against fairness, one marker per point (97-0424 Fig. 4)."""
+    """Efficiency against fairness, one marker per point (97-0424 Fig. 4):
+    the colour says the last parameter's value, the marker's shape the
+    others' (up to ten combinations; beyond, each point is labelled with
+    them), so that every point can be told apart."""
     if summary.empty or "efficiency_mean" not in summary or "fairness_mean" not in summary:
         return None
     ok = summary.dropna(subset=["efficiency_mean", "fairness_mean"])
     if ok.empty:
         return None
-    fig, ax = plt.subplots(figsize=(5.2, 4.6), dpi=110)
+    units = units or {}
     group = params[-1] if params else None
-    for gval, g in (ok.groupby(group, sort=False) if group else [(None, ok)]):
-        fm, em = g["fairness_mean"].tolist(), g["efficiency_mean"].tolist()
-        ax.errorbar(fm, em, xerr=_errors(fm, g["fairness_ci95"].tolist(), 0.0, 1.0),
-                    yerr=_errors(em, g["efficiency_ci95"].tolist(), 0.0, 1.0), fmt="o", capsize=2,
-                    label=f"{group} = {_value(gval, (units or {}).get(group))}" if group else None)
-    ax.set_xlabel(_capital(LABELS["fairness"]))
-    ax.set_ylabel(_capital(LABELS["efficiency"]))
-    ax.set_xlim(0, 1.05)
-    ax.set_ylim(0, 1.05)
-    ax.grid(alpha=0.3)
-    if group:
-        ax.legend(fontsize=8)
-    title = "Efficiency against fairness"
-    ax.set_title(title, fontsize=9)
-    path = _save(fig, out / f"{_slug(sweep)}__efficiency_vs_fairness.png")
-    caption = (f"Scenario {sweep}: one marker per sweep point ({', '.join(params) or 'no parameters'}), mean over "
-               "replications with 95% confidence intervals (clipped to 0-1); the desirable corner is the upper right.")
+    others = [p for p in params if p != group]
+    colours = list(dict.fromkeys(_key(v) for v in ok[group])) if group else [None]
+    shapes = list(dict.fromkeys(tuple(map(_key, r)) for r in ok[others].itertuples(index=False))) if others else [()]
+    labelled = len(shapes) > len(plotting.MARKERS)
+    with plotting.style():
+        fig, ax = plt.subplots(figsize=(7.2, 4.6), dpi=110)
+        for row in ok.to_dict("records"):
+            c = colours.index(_key(row[group])) if group else 0
+            m = 0 if labelled else shapes.index(tuple(_key(row[p]) for p in others))
+            f, e = row["fairness_mean"], row["efficiency_mean"]
+            ax.errorbar([f], [e], xerr=_bars(_errors([f], [row["fairness_ci95"]], 0.0, 1.0)),
+                        yerr=_bars(_errors([e], [row["efficiency_ci95"]], 0.0, 1.0)), capsize=2, ms=6, linestyle="none",
+                        color=plotting.COLOURS[c % len(plotting.COLOURS)], marker=plotting.MARKERS[m], mfc="none",
+                        mew=1.4)  # hollow: points that coincide stay visible
+            if labelled:
+                ax.annotate(", ".join(_value(row[p], units.get(p)) for p in others), (f, e), fontsize=6,
+                            xytext=(3, 3), textcoords="offset points", color="0.3")
+        handles = []
+        if group:
+            handles += [Patch(color=plotting.COLOURS[i % len(plotting.COLOURS)],
+                              label=f"{group} = {_value(v, units.get(group))}") for i, v in enumerate(colours)]
+        if others and not labelled:
+            handles += [Line2D([], [], linestyle="none", marker=plotting.MARKERS[i], color="0.35", mfc="none",
+                               mew=1.4, label=_fmt(dict(zip(others, key, strict=True)), units))
+                        for i, key in enumerate(shapes)]
+        plotting.unit_axis(ax.xaxis, _capital(LABELS["fairness"]))
+        plotting.unit_axis(ax.yaxis, _capital(LABELS["efficiency"]))
+        ax.set_xlim(0, 1.05)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        if handles and max(len(h.get_label()) for h in handles) > 30:  # long labels: below the axes, full width
+            ncol = 1 if max(len(h.get_label()) for h in handles) > 45 else 2
+            fig.set_size_inches(6.4, 4.6 + 0.19 * math.ceil(len(handles) / ncol))
+            ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=ncol,
+                      borderaxespad=0)
+        elif handles:
+            ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        title = "Efficiency against fairness"
+        ax.set_title(title, fontsize=9)
+        path = _save(fig, out / f"{_slug(sweep)}__efficiency_vs_fairness.png")
+    caption = (f"Scenario {sweep}: one marker per sweep point ({', '.join(params) or 'no parameters'}"
+               + (f"; colour: {group}" if group else "")
+               + (f"; shape: {', '.join(others)}" if others and not labelled else "")
+               + (f"; labels: {', '.join(others)}" if labelled else "")
+               + "), mean over replications with 95% confidence intervals (clipped to 0-1); the desirable corner is "
+               "the upper right.")
     return Figure(path, title, caption)
 
 
 def series_figure(store: Store, run_id: int, out: Path) -> Figure | None:
-    """The time series of one run, one panel per quantity."""
+    """The time series of one run, one panel per probe, titled in words
+    ("Congestion window of tcp0"), each axis with its unit."""
     df = store.series(run_id)
     if df.empty:
         return None
     runs = store.runs(run_id=run_id)
     row = runs.iloc[0]
+    units = dict(runs.attrs.get("units", {}))
     params = {c: row[c] for c in runs.columns if c not in _RUN_COLUMNS and c in _param_columns(runs)}
     names = list(dict.fromkeys(df["name"]))
-    fig, axes = plt.subplots(len(names), 1, figsize=(7, 2.2 * len(names) + 0.6), dpi=110, sharex=True, squeeze=False)
-    for ax, name in zip(axes[:, 0], names, strict=True):
-        s = df[df["name"] == name]
-        unit = s["unit"].iloc[0]
-        scale, shown = display.scale(s["value"].tolist(), unit)
-        ax.step(s["t_s"], s["value"] * scale, where="post", lw=0.9)
-        ax.set_ylabel(f"{s['kind'].iloc[0]}" + (f" ({shown})" if shown else ""), fontsize=8)
-        ax.set_title(f"{name} ({s['target'].iloc[0]})", fontsize=8)
-        ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("time (s)")
-    title = f"Time series of run {run_id}"
-    fig.suptitle(title, fontsize=9)
-    path = _save(fig, out / f"{_slug(str(row['sweep']))}__run{run_id}_series.png")
+    with plotting.style():
+        fig, axes = plt.subplots(len(names), 1, figsize=(7, 2.2 * len(names) + 0.8), dpi=110, sharex=True,
+                                 squeeze=False)
+        for ax, name in zip(axes[:, 0], names, strict=True):
+            s = df[df["name"] == name]
+            kind, target = str(s["kind"].iloc[0]), str(s["target"].iloc[0])
+            ax.step(s["t_s"], s["value"], where="post", lw=0.9, color=plotting.COLOURS[0])
+            plotting.unit_axis(ax.yaxis, _capital(display.series_words(kind)), s["unit"].iloc[0])
+            ax.yaxis.label.set_fontsize(8)
+            words = display.series_title(str(name), kind, target)
+            ax.set_title(words if words.startswith(f"{name}: ") else _capital(words), fontsize=8)
+            ax.grid(alpha=0.3)
+        plotting.unit_axis(axes[-1, 0].xaxis, "Time", "s")
+        title = f"Run {run_id} of {row['sweep']}" + (f" ({_fmt(params, units)})" if params else "")
+        fig.suptitle(title, fontsize=9)
+        path = _save(fig, out / f"{_slug(str(row['sweep']))}__run{run_id}_series.png")
     caption = (f"Scenario {row['sweep']}, run {run_id} (seed {row['seed']}, replication {row['replication']}"
-               + (f"; {_fmt(params)}" if params else "") + "): sampled probes.")
+               + (f"; {_fmt(params, units)}" if params else "") + "): sampled probes.")
     return Figure(path, title, caption)
 
 
@@ -290,28 +373,62 @@ def build(db: str | Path, out: str | Path, *, sweep: str | int | None = None, x:
             plans.append((name, runs, params, chosen_metrics(runs, metrics, name)))
         if run_id is not None and not any(run_id in set(store.runs(sweep=sw.sweep_id).run_id) for sw in picked):
             raise KeyError(f"no run {run_id} in {db}")
-        out.mkdir(parents=True, exist_ok=True)
-        for name, runs, params, chosen in plans:
-            summary = summarize_frame(runs, params or ["scenario_hash"], chosen)
-            units = dict(runs.attrs.get("units", {}))
-            figs: list[Figure] = []
-            if params:
-                for m in chosen:
-                    figs += metric_figures(name, summary, params, m, out, x, group, units)
-            scatter = scatter_figure(name, summary, params, out, units)
-            if scatter:
-                figs.append(scatter)
-            wanted = run_id if run_id is not None else _first_run_with_series(store, runs)
-            if wanted is not None and wanted in set(runs.run_id):
-                fig = series_figure(store, int(wanted), out)
-                if fig:
-                    figs.append(fig)
-            sections.append((name, figs, summary[[c for c in summary.columns if c == "runs" or c in params
-                                                  or c.endswith(("_mean", "_ci95"))]] if params else summary,
-                             units))
-    page = out / "index.html"
-    page.write_text(_html(Path(db), sections), encoding="utf-8")
-    return page
+        work, made = _staging(out)  # drawn here, then moved into `out` whole: a failure leaves nothing
+        try:
+            for name, runs, params, chosen in plans:
+                summary = summarize_frame(runs, params or ["scenario_hash"], chosen)
+                units = dict(runs.attrs.get("units", {}))
+                figs: list[Figure] = []
+                if params:
+                    for m in chosen:
+                        figs += metric_figures(name, summary, params, m, work, x, group, units)
+                scatter = scatter_figure(name, summary, params, work, units)
+                if scatter:
+                    figs.append(scatter)
+                wanted = run_id if run_id is not None else _first_run_with_series(store, runs)
+                if wanted is not None and wanted in set(runs.run_id):
+                    fig = series_figure(store, int(wanted), work)
+                    if fig:
+                        figs.append(fig)
+                sections.append((name, figs, summary[[c for c in summary.columns if c == "runs" or c in params
+                                                      or c.endswith(("_mean", "_ci95"))]] if params else summary,
+                                 units))
+            (work / "index.html").write_text(_html(Path(db), sections), encoding="utf-8")
+        except BaseException:
+            shutil.rmtree(made, ignore_errors=True)
+            raise
+    return _publish(work, out)
+
+
+def _staging(out: Path) -> tuple[Path, Path]:
+    """A new hidden folder beside `out` to draw the report in, and the
+    outermost folder made for it (to remove on failure: the staging folder,
+    or the first missing parent of `out`)."""
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"--out {out}: a file, not a folder")
+    missing = next((p for p in reversed([out.parent, *out.parent.parents]) if not p.exists()), None)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for k in itertools.count():  # not tempfile.mkdtemp: its folder is private (0700), the report's is not
+        work = out.parent / f".{out.name}.{os.getpid()}-{k}.partial"
+        try:
+            work.mkdir()
+            return work, missing or work
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def _publish(work: Path, out: Path) -> Path:
+    """Moves the finished report from `work` into `out`: the folder itself
+    if `out` is new, else file by file (the figures, then ``index.html``),
+    each replacing its namesake."""
+    if not out.exists():
+        os.replace(work, out)
+        return out / "index.html"
+    for f in sorted(work.iterdir(), key=lambda p: (p.name == "index.html", p.name)):
+        os.replace(f, out / f.name)
+    work.rmdir()
+    return out / "index.html"
 
 
 def _first_run_with_series(store: Store, runs: pd.DataFrame) -> int | None:

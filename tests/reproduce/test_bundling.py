@@ -93,6 +93,7 @@ def test_quick_writes_csvs_figures_and_upc_discards_nothing(quick):
     for p in quick.files[3:]:
         with Image.open(p) as im:
             assert im.format == "PNG" and im.size[0] > 300
+            assert im.text["Title"].endswith("(--quick)"), p.name
 
 
 def test_quick_fills_every_quantity_where_the_bundle_has_its_connections(quick):

@@ -137,6 +137,7 @@ def test_quick_reproduction_writes_points_comparison_claims_and_figures(quick):
     for p in pngs:
         with Image.open(p) as im:
             assert im.format == "PNG" and im.size[0] > 800
+            assert im.text["Title"].endswith("(--quick)"), p.name
 
 
 def test_published_numbers_are_compared_at_their_own_configurations(quick):

@@ -49,6 +49,31 @@ def test_every_published_value_has_its_configuration_in_the_full_grids():
     assert not {p.config["table"] for p in published} & {"C.1", "C.1 check", "C.2", "12"}
 
 
+def test_table7_mtu_labels_do_not_overlap(tmp_path, monkeypatch):
+    # The full table's MTUs on a log axis: 8192 and 9188 printed on top of each other.
+    from atmlab import plotting
+
+    table = reference.table("kpn/table07_udp_throughput_vs_mtu")
+    config = pd.DataFrame({"table": "7", "direction": table.direction, "mtu_bytes": table.mtu_bytes.astype(int)})
+    points = config.assign(time_s=table.transmit_time_s * 1.02)
+    comparison = config.assign(quantity="time_s", published=table.transmit_time_s)
+    figs = []
+
+    def keep(fig, path, note=None):
+        plotting.finish(fig, note)
+        figs.append(fig)
+        return path
+
+    monkeypatch.setattr(plotting, "save", keep)
+    kpn.udp_mtu.figures(points, comparison, tmp_path)
+    (ax,) = figs[0].axes
+    renderer = figs[0].canvas.get_renderer()
+    labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+    assert [t.get_text() for t in labels] == ["512", "1024", "2048", "4096", "8192", "9188"]
+    assert not plotting._clash(ax.xaxis, labels, renderer, 0.0)
+    assert ax.get_ylabel() == "Time for 30000 x 8192 bytes (s)"
+
+
 # ------------------------------------------------------- the quick reproduction
 
 @pytest.fixture(scope="module")
@@ -66,6 +91,9 @@ def test_quick_reproduction_writes_the_kits_csvs_and_every_figure(quick):
     for p in rep.files[3:]:
         with Image.open(p) as im:
             assert im.format == "PNG" and im.size[0] > 400
+            assert im.text["Title"].endswith("(--quick)") and "--quick:" in im.text["Description"], p.name
+    # Every titled table says it is a quick reproduction's (the CSVs have no title).
+    assert rep.title.endswith("(--quick)") and rep.extra and all(t.endswith("(--quick)") for t, _ in rep.extra)
     points = pd.read_csv(rep.files[0])
     assert points.groupby("table", sort=False).size().to_dict() == {
         "5": 11, "6": 18, "7": 4, "8": 2, "9": 2, "10": 4, "11": 4, "C.1": 8, "C.1 check": 3, "C.2": 12, "12": 6}

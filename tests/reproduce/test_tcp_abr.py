@@ -79,6 +79,9 @@ def test_quick_reproduction_writes_csvs_and_figures(quick):
     names = [p.name for p in rep.files]
     assert names[:3] == ["tcp-abr.csv", "tcp-abr_comparison.csv", "tcp-abr_claims.csv"]
     assert {"tcp-abr_wan.png", "tcp-abr_sat_wan.png", "tcp-abr_wan_onoff.png", "tcp-abr_sat_sat_vsvd.png"} <= set(names)
+    for p in rep.files[3:]:
+        with Image.open(p) as im:
+            assert im.text["Title"].endswith("(--quick)"), p.name
     df = pd.read_csv(rep.files[0])
     assert len(df) == 5
     for q in ("max_queue_cells", "tcp_throughput_mbps", "vbr_throughput_mbps", "abr_capacity_mbps", "efficiency",

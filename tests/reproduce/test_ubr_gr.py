@@ -58,6 +58,9 @@ def test_quick_reproduction_writes_csvs_and_figures(quick):
     assert not rep.interrupted
     assert [p.name for p in rep.files] == ["ubr-gr.csv", "ubr-gr_comparison.csv", "ubr-gr_claims.csv",
                                            "ubr-gr_figure4.png", "ubr-gr_figure5.png"]
+    for p in rep.files[3:]:
+        with Image.open(p) as im:
+            assert im.text["Title"].endswith("(--quick)"), p.name
     df = pd.read_csv(rep.files[0])
     assert {"table", "config", "n_sources", "buffer_cells", "tcp_variant", "gr", "vbr_period_ms", "drop_policy",
             "replications", "efficiency", "efficiency_ci95", "fairness", "fairness_ci95"} <= set(df.columns)

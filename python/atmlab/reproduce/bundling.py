@@ -332,9 +332,8 @@ def _published(points: pd.DataFrame, comparison: pd.DataFrame, quantity: str) ->
 
 def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
     """Figures 7, 8, 13 (simulated and published, per TSDU size) and 15 (voice only, WAN and LAN)."""
-    import matplotlib
+    from .. import plotting
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     if points.empty:
@@ -342,60 +341,61 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
     df = points.assign(**{f"published_{q}": _published(points, comparison, q)
                           for q in ("tcp_throughput_kbytes_per_s", "udp_throughput_kbytes_per_s")})
     paths: list[Path] = []
+    note = "Solid, filled: atmlab; dashed, x: published. KB = 1024 bytes (the study's)."
 
-    def panels(exp: str, x: str, metric: str, number: str, ylabel: str, title: str) -> None:
+    def panels(exp: str, x: str, xlabel: str, metric: str, number: str, ylabel: str, title: str) -> None:
         part = df[(df["experiment"] == exp) & df[metric].notna()]
         if part.empty:
             return
         tsdus = sorted(part["tcp_tsdu_kbytes"].unique())
-        fig, axes = plt.subplots(1, len(tsdus), figsize=(3.6 * len(tsdus), 3.6), dpi=110, sharey=True,
+        windows = sorted(part["tcp_window_kbytes"].unique())
+        fig, axes = plt.subplots(1, len(tsdus), figsize=(max(3.6 * len(tsdus), 6.4), 3.8), dpi=110, sharey=True,
                                  squeeze=False)
+        handles: dict[str, Any] = {}
         for ax, tsdu in zip(axes[0], tsdus, strict=True):
             sub = part[part["tcp_tsdu_kbytes"] == tsdu]
-            for k, (w, g) in enumerate(sub.groupby("tcp_window_kbytes")):
+            for w, g in sub.groupby("tcp_window_kbytes"):
+                k = windows.index(w)
                 g = g.sort_values(x)
-                ax.plot(g[x], g[metric], "o-", color=f"C{k}", ms=3, label=f"W {w} KB")
+                (line,) = ax.plot(g[x], g[metric], ms=4, **plotting.series(k))
+                handles.setdefault(f"W {w:g} KB, atmlab", line)
                 pub = f"published_{metric}"
                 if g[pub].notna().any():
-                    ax.plot(g[x], g[pub], "x--", color=f"C{k}", ms=6, lw=0.7)
-            ax.set_title(f"TCP TSDU {tsdu} KB", fontsize=9)
-            ax.set_xlabel(x.replace("_", " "))
+                    (line,) = ax.plot(g[x], g[pub], "x--", color=plotting.COLOURS[k], ms=6, lw=0.8)
+                    handles.setdefault(f"W {w:g} KB, published", line)
+            ax.set_title(f"TCP TSDU {tsdu:g} KB", fontsize=9)
+            plotting.count_axis(ax.xaxis, xlabel)
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-        axes[0, 0].set_ylabel(ylabel)
-        fig.suptitle(f"Study 000 {title} (o- atmlab, x-- published)", fontsize=10)
-        fig.tight_layout(rect=(0, 0, 1, 0.93))
-        p = folder / f"bundling_figure{number}.png"
-        fig.savefig(p)
-        plt.close(fig)
-        paths.append(p)
+        plotting.unit_axis(axes[0, 0].yaxis, ylabel, "KB/s")
+        axes[0, -1].legend(handles.values(), handles.keys(), fontsize=7)
+        fig.suptitle(f"Study 000 {title}", fontsize=10)
+        paths.append(plotting.save(fig, folder / f"bundling_figure{number}.png", note=note))
 
-    panels("A", "n_udp", "tcp_throughput_kbytes_per_s", "7", "TCP throughput (KB/s)",
+    panels("A", "n_udp", "UDP connections n", "tcp_throughput_kbytes_per_s", "7", "TCP throughput",
            "Fig 7: WAN, 1 TCP + n UDP, TCP throughput")
-    panels("A", "n_udp", "udp_throughput_kbytes_per_s", "8", "mean UDP throughput (KB/s)",
+    panels("A", "n_udp", "UDP connections n", "udp_throughput_kbytes_per_s", "8", "Mean UDP throughput",
            "Fig 8: WAN, 1 TCP + n UDP, UDP throughput")
-    panels("B", "n_tcp", "tcp_throughput_kbytes_per_s", "13", "mean TCP throughput (KB/s)",
+    panels("B", "n_tcp", "TCP connections n", "tcp_throughput_kbytes_per_s", "13", "Mean TCP throughput",
            "Fig 13: WAN, 1 UDP + n TCP, TCP throughput")
     voice = df[df["experiment"].isin(["C", "F"])]
     if not voice.empty:
-        fig, ax = plt.subplots(figsize=(5.5, 3.8), dpi=110)
+        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
         for k, (exp, g) in enumerate(voice.groupby("experiment")):
             g = g.sort_values("n_udp")
             net = "WAN (C)" if exp == "C" else "LAN (F)"
-            ax.plot(g["n_udp"], g["udp_throughput_kbytes_per_s"], "o-", color=f"C{k}", ms=3, label=f"{net} atmlab")
+            ax.plot(g["n_udp"], g["udp_throughput_kbytes_per_s"], ms=4, label=f"{net}, atmlab", **plotting.series(k))
             if g["published_udp_throughput_kbytes_per_s"].notna().any():
-                ax.plot(g["n_udp"], g["published_udp_throughput_kbytes_per_s"], "x--", color=f"C{k}",
-                        label=f"{net} published")
+                ax.plot(g["n_udp"], g["published_udp_throughput_kbytes_per_s"], "x--", color=plotting.COLOURS[k],
+                        label=f"{net}, published")
         ax.axhline(VOICE_KBYTES_PER_S, color="0.5", lw=0.7, ls=":")
         ax.axvline(CELLS_PER_S / VOICE_CELLS_PER_S, color="0.5", lw=0.7, ls=":")
-        ax.set_xlabel("UDP (voice) connections in the bundle")
-        ax.set_ylabel("mean UDP throughput (KB/s)")
+        plotting.count_axis(ax.xaxis, "UDP (voice) connections in the bundle")
+        plotting.unit_axis(ax.yaxis, "Mean UDP throughput", "KB/s")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
         fig.suptitle("Study 000 Fig 15: voice only on one 1594 kbit/s PVC", fontsize=10)
-        fig.tight_layout()
-        p = folder / "bundling_figure15.png"
-        fig.savefig(p)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(plotting.save(fig, folder / "bundling_figure15.png",
+                                   note=f"Dotted: one voice stream's {VOICE_KBYTES_PER_S:.2f} KB/s, and the PVC's "
+                                        f"capacity in voice streams ({CELLS_PER_S / VOICE_CELLS_PER_S:.1f}). KB = "
+                                        "1024 bytes (the study's)."))
     return paths

@@ -588,7 +588,11 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
         files.append(_write(res.comparison, csv.with_name(f"{entry.id}_comparison.csv")))
     if not res.claims.empty:
         files.append(_write(res.claims, csv.with_name(f"{entry.id}_claims.csv")))
-    files += list(study.figures(res.points, res.comparison, folder))
+    from .. import plotting  # matplotlib: imported only when figures are drawn
+
+    quick_note = getattr(study, "quick_note", StudyBase.quick_note) if options.quick else None
+    with plotting.style(), plotting.quick(quick_note):  # every figure marked "(--quick)" with the note
+        files += list(study.figures(res.points, res.comparison, folder))
 
     agreement = _agreement(study, res, runs)
     agreement.wall_s = time.perf_counter() - t0
@@ -597,12 +601,13 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
              f"replication{'s' if options.replications != 1 else ''} each) in {csv}; the runs in {options.db}"]
     if wide_note:
         lines.insert(1, wide_note)
-    if options.quick:
-        lines.insert(0, getattr(study, "quick_note", StudyBase.quick_note))
+    if quick_note:
+        lines.insert(0, quick_note)
     views = study.views(res) if hasattr(study, "views") else []
     table, extra = _display(res)
-    return Reproduction(title=f"{entry.id}: {entry.title}", table=table, files=files,
-                        summary="\n".join(lines), extra=[*extra, *views],
+    mark = " (--quick)" if options.quick else ""  # every titled table of a quick reproduction says so
+    return Reproduction(title=f"{entry.id}: {entry.title}{mark}", table=table, files=files,
+                        summary="\n".join(lines), extra=[(f"{t}{mark}", df) for t, df in (*extra, *views)],
                         failures=ran.failures, agreement=agreement)
 
 

@@ -365,9 +365,8 @@ def figures(series: Mapping[tuple[str, int, int], Mapping[str, tuple[list[float]
     """Per configuration, the time series of row 1 (and of the ON-OFF run):
     the VBR rate and the ABR capacity ERICA+ targets, the ABR queue at the
     bottleneck, and the first source's ACR, at both MSS."""
-    import matplotlib
+    from .. import plotting
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     paths = []
@@ -379,33 +378,27 @@ def figures(series: Mapping[tuple[str, int, int], Mapping[str, tuple[list[float]
         fig, axes = plt.subplots(3, 1, figsize=(9, 7.5), dpi=110, sharex=True)
         first = next(iter(runs.values()))
         t, v = first["vbr_rate"]
-        axes[0].plot(t, [x / 1e6 for x in v], lw=0.8, color="C3", label="VBR (video) rate")
+        axes[0].plot(t, v, lw=1.0, color=plotting.COLOURS[6], label="VBR (video) rate")
         for k, (mss, s) in enumerate(runs.items()):
+            look = {"color": plotting.COLOURS[k], "linestyle": plotting.LINESTYLES[k % len(plotting.LINESTYLES)]}
             if "abr_capacity" in s:
                 t, v = s["abr_capacity"]
-                axes[0].plot(t, [x / 1e6 for x in v], lw=0.6, color=f"C{k}", alpha=0.7,
-                             label=f"ERICA+ target ABR capacity (MSS {mss})")
+                axes[0].plot(t, v, lw=0.7, alpha=0.8, label=f"ERICA+ target ABR capacity (MSS {mss})", **look)
             t, v = s["abr_queue"]
-            axes[1].plot(t, v, lw=0.8, color=f"C{k}", label=f"MSS {mss}")
+            axes[1].plot(t, v, lw=0.9, label=f"MSS {mss}", **look)
             t, v = s["acr_vc0"]
-            axes[2].plot(t, [x / 1e6 for x in v], lw=0.8, color=f"C{k}", label=f"MSS {mss}")
-        axes[0].set_ylabel("Mbit/s")
-        axes[0].legend(fontsize=7, loc="upper right")
-        axes[1].set_ylabel(f"ABR queue {BOTTLENECK}\n(cells)")
-        axes[1].legend(fontsize=7, loc="upper right")
-        axes[2].set_ylabel("ACR of vc0\n(Mbit/s)")
-        axes[2].set_xlabel("time (s)")
-        axes[2].legend(fontsize=7, loc="upper right")
+            axes[2].plot(t, v, lw=0.9, label=f"MSS {mss}", **look)
+        plotting.unit_axis(axes[0].yaxis, "Rate", "bit/s")
+        plotting.unit_axis(axes[1].yaxis, f"ABR queue at {BOTTLENECK}", "cells")
+        plotting.unit_axis(axes[2].yaxis, "ACR of vc0", "bit/s")
+        plotting.unit_axis(axes[2].xaxis, "Time", "s")
         for ax in axes:
+            ax.legend(fontsize=7, loc="upper right")
             ax.grid(alpha=0.3)
         what = "ON-OFF VBR (duty 0.7, period 20 ms)" if config == ONOFF else "video row 1 (5, 5 Mbit/s)"
         if config == VSVD:
             what += f", VS/VD at {VS_SWITCH}"
         fig.suptitle(f"97-0177R2 {config}: {what}, 15 TCP over ABR with ERICA+ (atmlab)", fontsize=10)
-        fig.tight_layout(rect=(0, 0, 1, 0.96))
         name = config.lower().replace("+", "_").replace(" ", "_").replace("-", "").replace("/", "")
-        p = folder / f"tcp-abr_{name}.png"
-        fig.savefig(p)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(plotting.save(fig, folder / f"tcp-abr_{name}.png"))
     return paths

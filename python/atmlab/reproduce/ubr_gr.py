@@ -201,67 +201,64 @@ def claims(points: pd.DataFrame) -> list[Claim]:
 # ------------------------------------------------------------------ figures
 
 def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
-    import matplotlib
+    from .. import plotting
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     paths = []
+    fairness, efficiency = "Fairness (Jain's index)", "Efficiency (TCP goodput / capacity left by VBR)"
     # Figure 4: Tables 1-2, efficiency vs fairness, LAN and WAN, by VBR period.
     t12 = points[points["table"] == "1/2"]
     published = _published_pairs(comparison)
     if not t12.empty:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), dpi=110, sharey=True)
+        periods = list(dict.fromkeys(t12["vbr_period_ms"]))
         for ax, config in zip(axes, ("LAN", "WAN"), strict=True):
             part = t12[t12["config"] == config]
-            for k, (period, g) in enumerate(part.groupby("vbr_period_ms", sort=False)):
-                color = f"C{k}"
-                ax.plot(g["fairness"], g["efficiency"], "o", color=color, label=f"{period} ms (atmlab)")
+            for period, g in part.groupby("vbr_period_ms", sort=False):
+                k = periods.index(period)
+                look = plotting.series(k, line=False)
+                ax.plot(g["fairness"], g["efficiency"], linestyle="none", mfc="none", mew=1.4, ms=7, clip_on=False,
+                        label=f"{period:g} ms (atmlab)", **look)
                 pub = published[(published["config"] == config) & (published["vbr_period_ms"] == period)]
                 if not pub.empty:
-                    ax.plot(pub["fairness"], pub["efficiency"], "x", color=color, ms=8, label=f"{period} ms (published)")
+                    ax.plot(pub["fairness"], pub["efficiency"], plotting.PUBLISHED[k % 4], color=look["color"], ms=8,
+                            mew=1.5, clip_on=False, label=f"{period:g} ms (published)")
             ax.set_title(f"{config}", fontsize=10)
-            ax.set_xlabel("fairness (Jain's index)")
+            plotting.unit_axis(ax.xaxis, fairness)
             ax.set_xlim(0, 1.05)
             ax.set_ylim(0, 1.05)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, title="VBR on/off", title_fontsize=7, loc="lower left")
-        axes[0].set_ylabel("efficiency (TCP goodput / capacity left by VBR)")
+        plotting.unit_axis(axes[0].yaxis, efficiency)
         fig.suptitle("97-0424 Figure 4: SACK TCP over UBR+ with strict-priority VBR (Tables 1-2)", fontsize=10)
-        fig.text(0.01, 0.01, "o atmlab, x published; one point per buffer size and drop policy",
-                 fontsize=7, color="0.4")
-        fig.tight_layout(rect=(0, 0.03, 1, 0.95))
-        p = folder / "ubr-gr_figure4.png"
-        fig.savefig(p)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(plotting.save(fig, folder / "ubr-gr_figure4.png",
+                                   note="Hollow markers: atmlab; crosses and stars: published; one point per buffer "
+                                        "size and drop policy"))
     # Figure 5: Tables 3-9, efficiency vs fairness by drop policy.
     rest = points[points["table"] != "1/2"]
     configs = [c for c in ("LAN", "WAN", "satellite") if c in set(rest["config"])]
     if configs:
-        fig, axes = plt.subplots(1, len(configs), figsize=(4.6 * len(configs), 4.4), dpi=110, sharey=True,
+        fig, axes = plt.subplots(1, len(configs), figsize=(max(4.6 * len(configs), 6.4), 4.4), dpi=110, sharey=True,
                                  squeeze=False)
         for ax, config in zip(axes[0], configs, strict=True):
             part = rest[rest["config"] == config]
             for k, policy in enumerate(("selective_drop", "epd", "tail_drop")):
                 g = part[part["drop_policy"] == policy]
-                ax.plot(g["fairness"], g["efficiency"], "o", color=f"C{k}", ms=4, label=PUBLISHED_POLICY[policy])
+                if not g.empty:  # a legend of what is drawn
+                    ax.plot(g["fairness"], g["efficiency"], linestyle="none", mfc="none", mew=1.2, ms=5,
+                            clip_on=False, label=PUBLISHED_POLICY[policy], **plotting.series(k, line=False))
             ax.set_title(config, fontsize=10)
-            ax.set_xlabel("fairness (Jain's index)")
+            plotting.unit_axis(ax.xaxis, fairness)
             ax.set_xlim(0, 1.05)
             ax.set_ylim(0, 1.05)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="lower left")
-        axes[0, 0].set_ylabel("efficiency (TCP goodput / capacity left by VBR)")
+        plotting.unit_axis(axes[0, 0].yaxis, efficiency)
         fig.suptitle("97-0424 Figure 5: TCP over UBR+ with GR, VBR 300 ms on/off (Tables 3-9, atmlab)",
                      fontsize=10)
-        fig.text(0.01, 0.01, "one point per N, buffer, TCP variant and GR; published values withheld",
-                 fontsize=7, color="0.4")
-        fig.tight_layout(rect=(0, 0.03, 1, 0.95))
-        p = folder / "ubr-gr_figure5.png"
-        fig.savefig(p)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(plotting.save(fig, folder / "ubr-gr_figure5.png",
+                                   note="One point per N, buffer, TCP variant and GR; published values withheld"))
     return paths
 
 

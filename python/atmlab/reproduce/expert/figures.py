@@ -13,7 +13,7 @@ import pandas as pd
 from .configurations import CAMPAIGN2_BUFFERS, LOSS_FREE, MTUS, SIM_BUFFERS, config_of
 
 STYLE = {"UBR": ("C0", "o", "-"), "PPD": ("C1", "s", "-"), "EPD b=1": ("C2", "^", "-"),
-         "EPD b=2": ("C3", "v", "--"), "EPD b=3": ("C5", "D", "--"), "EPD b=4": ("C4", "D", ":")}
+         "EPD b=2": ("C3", "v", "--"), "EPD b=3": ("C5", "P", "--"), "EPD b=4": ("C4", "D", ":")}
 NOTE = "atmlab simulation; mean over replications; published figures are not digitised (the study gives prose only)"
 
 
@@ -32,21 +32,15 @@ def default_tcp(points: pd.DataFrame, mtu: int | None = None) -> pd.DataFrame:
 
 def figures(points: pd.DataFrame, folder: Path) -> list[Path]:
     """Figs 2-4, s4.1's fairness, Figs 5-6, 11-16 and 7-10, written into `folder`."""
-    import matplotlib
+    from ... import plotting
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ok = labelled(points[points.efficiency.notna()])
     paths: list[Path] = []
 
     def save(fig: Any, name: str) -> None:
-        fig.text(0.01, 0.01, NOTE, fontsize=7, color="0.4")
-        fig.tight_layout(rect=(0, 0.03, 1, 0.95))
-        p = folder / f"expert_{name}.png"
-        fig.savefig(p)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(plotting.save(fig, folder / f"expert_{name}.png", note=NOTE))
 
     # Figs 2-4 (efficiency) and s4.1's fairness (not plotted in the study) against the buffer, both MTUs.
     for metric, labels, ylim, title, name in (
@@ -68,12 +62,12 @@ def figures(points: pd.DataFrame, folder: Path) -> list[Path]:
             else:
                 ax.axhline(0.95, color="0.6", ls=":", lw=1)
             ax.set_title(f"MTU {mtu} bytes", fontsize=10)
-            ax.set_xlabel("switch buffer B (cells)")
+            plotting.unit_axis(ax.xaxis, "Switch buffer B", "cells")
             ax.set_ylim(*ylim)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="lower right")
-        axes[0].set_ylabel("efficiency (goodput / loss-free goodput of the VP)" if metric == "efficiency"
-                           else "fairness (Jain's index per run, averaged)")
+        axes[0].set_ylabel("Efficiency (goodput / loss-free goodput of the VP)" if metric == "efficiency"
+                           else "Fairness (Jain's index per run, averaged)")
         fig.suptitle(title, fontsize=10)
         save(fig, name)
 
@@ -83,13 +77,13 @@ def figures(points: pd.DataFrame, folder: Path) -> list[Path]:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110)
         for ax, metric in zip(axes, ("efficiency", "fairness"), strict=True):
             for k, d in enumerate((1, 3, 10)):
-                for label, ls, alpha in (("EPD b=1", "-", 1.0), ("PPD", ":", 0.6)):
+                for label, ls, fill in (("EPD b=1", "-", None), ("PPD", ":", "none")):
                     g = dup[(dup.dupack_threshold == d) & (dup.label == label)].sort_values("buffer_cells")
                     if not g.empty:
-                        ax.plot(g.buffer_cells, g[metric], marker="o", ms=4, ls=ls, alpha=alpha, color=f"C{k}",
-                                label=f"threshold {d}, {label}")
-            ax.set_xlabel("switch buffer B (cells)")
-            ax.set_ylabel(metric)
+                        ax.plot(g.buffer_cells, g[metric], ms=5, mfc=fill, label=f"threshold {d}, {label}",
+                                **{**plotting.series(k), "linestyle": ls})
+            plotting.unit_axis(ax.xaxis, "Switch buffer B", "cells")
+            ax.set_ylabel(metric.capitalize())
             ax.set_ylim(0, 1.05)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="lower right")
@@ -120,6 +114,9 @@ def figures(points: pd.DataFrame, folder: Path) -> list[Path]:
     axes[1, 2].set_title("Fig. 16: dead cell ratio, modified TCP", fontsize=9)
     for ax in (axes[0, 0], axes[1, 0], axes[1, 1]):
         ax.set_ylim(0, 1.05)
+    for ax, label in zip(axes.flat, ("Efficiency", "Frame or cell loss ratio", "Dead cell ratio",
+                                     "Efficiency, fairness", "Efficiency", "Dead cell ratio"), strict=True):
+        ax.set_ylabel(label)
     fig.suptitle("002 Figs 11-16: simulation, MTU 4352, against b (x: plain UBR)", fontsize=10)
     save(fig, "fig11-16_vs_b")
 
@@ -129,12 +126,13 @@ def figures(points: pd.DataFrame, folder: Path) -> list[Path]:
         fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), dpi=100)
         for ax, timer in zip(axes[:2], (200, 20), strict=True):
             _against_b(ax, c2[c2.timer_ms == timer], "goodput_mbps", CAMPAIGN2_BUFFERS)
-            ax.set_ylabel("aggregate goodput (Mbit/s)")
+            plotting.unit_axis(ax.yaxis, "Aggregate goodput", "Mbit/s")
             ax.set_title(f"Fig. {7 if timer == 200 else 9}: goodput, timer {timer} ms", fontsize=9)
         for k, timer in enumerate((200, 20)):
             g = c2[(c2.timer_ms == timer) & (c2.label == "EPD b=1")].sort_values("buffer_cells")
-            axes[2].plot(g.buffer_cells, g.efficiency, marker="o", ms=4, color=f"C{k}", label=f"{timer} ms")
-        axes[2].set_xlabel("switch buffer B (cells)")
+            axes[2].plot(g.buffer_cells, g.efficiency, ms=4, label=f"{timer} ms", **plotting.series(k))
+        plotting.unit_axis(axes[2].xaxis, "Switch buffer B", "cells")
+        axes[2].set_ylabel("Efficiency")
         axes[2].set_ylim(0, 1.05)
         axes[2].grid(alpha=0.3)
         axes[2].legend(fontsize=7)
@@ -142,9 +140,10 @@ def figures(points: pd.DataFrame, folder: Path) -> list[Path]:
         for k, timer in enumerate((200, 20)):
             g = c2[(c2.timer_ms == timer) & (c2.buffer_cells == 725) & c2.policy.isin(["PPD", "EPD"])].sort_values("b")
             axes[3].plot(g.b, g.idle_cell_ratio, marker="o", ms=4, color=f"C{k}", label=f"idle, {timer} ms")
-            axes[3].plot(g.b, g.fer, marker="s", ms=4, ls="--", color=f"C{k}", label=f"FER, {timer} ms")
+            axes[3].plot(g.b, g.fer, marker="s", ms=4, ls="--", mfc="none", color=f"C{k}", label=f"FER, {timer} ms")
         axes[3].set_yscale("log")
-        axes[3].set_xlabel("normalised excess capacity b (0 = PPD)")
+        plotting.count_axis(axes[3].xaxis, "Normalised excess capacity b (frames; 0 = PPD)")
+        axes[3].set_ylabel("Ratio")
         axes[3].grid(alpha=0.3)
         axes[3].legend(fontsize=7)
         axes[3].set_title("Fig. 10: idle cell ratio and FER, B = 725", fontsize=9)
@@ -167,15 +166,18 @@ def _curves(ax: Any, part: pd.DataFrame, metric: str, labels: Iterable[str]) -> 
 def _against_b(ax: Any, part: pd.DataFrame, metric: str, buffers: Iterable[int], prefix: str = "",
                ls: str = "-") -> None:
     """One curve per buffer against b (0 = PPD), plain UBR as a cross at b = -1."""
+    from ... import plotting
+
     for k, bf in enumerate(buffers):
         g = part[(part.buffer_cells == bf) & part.policy.isin(["PPD", "EPD"])].sort_values("b")
         u = part[(part.buffer_cells == bf) & (part.policy == "UBR")]
         if g.empty:
             continue
-        ax.plot(g.b, g[metric], marker="o", ms=4, ls=ls, color=f"C{k}", label=f"{prefix}B = {bf}")
+        look = plotting.series(k)
+        ax.plot(g.b, g[metric], ms=4, label=f"{prefix}B = {bf}", **{**look, "linestyle": ls})
         if not u.empty:
-            ax.plot([-1], u[metric], marker="x", ms=7, color=f"C{k}")
-    ax.set_xticks(range(-1, 5), ["UBR", "0\nPPD", "1", "2", "3", "4"])
-    ax.set_xlabel("normalised excess capacity b (frames)")
+            ax.plot([-1], u[metric], marker="x", ms=7, mew=1.5, color=look["color"])
+    ax.set_xticks(range(-1, 5), ["UBR", "0 (PPD)", "1", "2", "3", "4"])
+    ax.set_xlabel("Normalised excess capacity b (frames)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)

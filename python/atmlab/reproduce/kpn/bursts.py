@@ -35,7 +35,7 @@ from ... import reference
 from ...wire import cells as wire
 from ..kit import Grid, Published, Tolerance
 from . import testbed
-from .common import beside, grid, of, pyplot, save
+from .common import beside, grid, of, plots, pyplot, save
 
 BURSTS = {"5": 100, "6": 1000}  # s7.4.2; udpt -n 1000 -t 1000000
 QUICK_BURSTS = 10
@@ -106,15 +106,15 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
 
 
 def figure5(df: pd.DataFrame, folder: Path) -> Path:
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     sizes = range(1, 9001, 1)
     sawtooth = [-(-(s + 36) // 48) for s in sizes]
     ax.plot(list(sizes), sawtooth, color="0.8", lw=0.8, label="ceil((size + 36) / 48)")
     ax.plot(df.data_size_bytes, df.cells_per_burst, "o", mfc="none", ms=9, color="C0", label="atmlab (simulated)")
     ax.plot(df.data_size_bytes, df.published_cells_per_burst, "x", ms=7, color="C3", label="published (Table 5)")
-    ax.set_xlabel("UDP burst size (bytes)")
-    ax.set_ylabel("ATM cells per burst")
+    plotting.unit_axis(ax.xaxis, "UDP burst size", "bytes")
+    plotting.unit_axis(ax.yaxis, "ATM cells per burst")
     ax.set_title("KPN Table 5: UDP bursts into AAL5 cells (MTU 9188, no LLC/SNAP)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3)
@@ -123,7 +123,7 @@ def figure5(df: pd.DataFrame, folder: Path) -> Path:
 
 
 def figure6(df: pd.DataFrame, folder: Path) -> Path:
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, (ax, dx) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110, gridspec_kw={"width_ratios": [1.1, 1]})
     sizes = list(range(1, 9001))
     ax.plot(sizes, [wire(s, mtu=MTU["6"], encap="null", fragmentation="berkeley").cells for s in sizes], color="0.8",
@@ -132,9 +132,9 @@ def figure6(df: pd.DataFrame, folder: Path) -> Path:
     ax.plot(df.data_size_bytes, df.published_cells_per_burst, "x", ms=7, color="C3", label="published (Table 6)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("UDP burst size (bytes)")
-    ax.set_ylabel("ATM cells per burst")
-    ax.set_title("cells per burst", fontsize=9)
+    plotting.unit_axis(ax.xaxis, "UDP burst size", "bytes")
+    plotting.unit_axis(ax.yaxis, "ATM cells per burst")
+    ax.set_title("Cells per burst", fontsize=9)
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3, which="both")
     x = list(range(len(df)))
@@ -143,12 +143,12 @@ def figure6(df: pd.DataFrame, folder: Path) -> Path:
     dx.bar([i + 0.2 for i in x], df.published_datagrams_per_burst - df.datagrams_per_burst, width=0.4, color="C0",
            label="datagrams")
     dx.axhline(0, color="0.3", lw=0.8)
-    dx.set_xticks(x, [str(int(s)) for s in df.data_size_bytes], rotation=60, fontsize=7)
+    dx.set_xticks(x, [str(int(s)) for s in df.data_size_bytes], fontsize=7)
     dx.set_ylim(-1.5, 1.5)
     dx.set_yticks([-1, 0, 1])
-    dx.set_xlabel("UDP burst size (bytes)")
-    dx.set_ylabel("published - simulated, per burst")
-    dx.set_title("differences (1048, 1049 B: printed one cell low, flagged in the source)", fontsize=9)
+    dx.set_xlabel("UDP burst size (B)")
+    dx.set_ylabel("Published - simulated, per burst")
+    dx.set_title("Differences (1048, 1049 B: printed one cell low, flagged in the source)", fontsize=9)
     dx.legend(fontsize=8, loc="upper left")
     dx.grid(alpha=0.3, axis="y")
     fig.suptitle("KPN Table 6: UDP bursts at MTU 48, IP fragments of 24 data bytes (SunOS)", fontsize=10)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..kit import Claim, Grid
 from . import testbed
-from .common import grid, of, pivot, pyplot, save
+from .common import grid, of, pivot, plots, pyplot, save
 
 DIRECTION = "EMMA1 -> EMMA2"
 # (CLR, one in N, user bytes): s7.5.6.
@@ -190,41 +190,52 @@ def views(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
+def _clr(c: float) -> str:
+    """A cell loss ratio for a figure: "10⁻⁵", "2×10⁻³", "0" (the study's
+    1e-5 and 2e-3)."""
+    if c == 0:
+        return "0"
+    from ... import plotting
+
+    mantissa, exponent = f"{c:.0e}".split("e")
+    return plotting.power(int(exponent)) if mantissa == "1" else f"{mantissa}×{plotting.power(int(exponent))}"
+
+
 def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
     c1 = points[of(points, "C.1")]
     df = c1[c1.tcp == "bsd"]
     if df.empty:
         return []
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110)
     zero_at = 1e-7
     for k, (mtu, g) in enumerate(sorted(df.groupby("mtu_bytes"), key=lambda kv: -kv[0])):
         g = g.sort_values("clr")
-        a.plot([c if c > 0 else zero_at for c in g.clr], g.throughput_mbps, "o-", color=f"C{k}", ms=4,
-               label=f"MTU {int(mtu)}")
+        a.plot([c if c > 0 else zero_at for c in g.clr], g.throughput_mbps, ms=4, label=f"MTU {int(mtu)}",
+               **plotting.series(k))
     a.set_xscale("log")
     a.set_yscale("log")
     ticks = sorted(set(df.clr))
-    a.set_xticks([c if c > 0 else zero_at for c in ticks], ["0" if c == 0 else f"{c:.0e}".replace("e-0", "e-")
-                                                            for c in ticks], fontsize=7, rotation=45)
+    a.set_xticks([c if c > 0 else zero_at for c in ticks], [_clr(c) for c in ticks], fontsize=8)
     a.minorticks_off()
     a.axhline(3.0, color="0.5", lw=0.8, ls="--")
     a.text(zero_at, 3.2, "3 Mb/s", fontsize=7, color="0.4")
-    a.set_xlabel("cell loss ratio (PFB: one cell in 1/CLR)")
-    a.set_ylabel("TCP throughput (Mbit/s)")
-    a.set_title("throughput vs CLR (cf. Fig 33)", fontsize=9)
+    a.set_xlabel("Cell loss ratio (PFB: one cell in 1/CLR)")
+    plotting.unit_axis(a.yaxis, "TCP throughput", "Mbit/s")
+    a.set_title("Throughput against CLR (cf. Fig 33)", fontsize=9)
     a.legend(fontsize=7)
     a.grid(alpha=0.3, which="both")
     for k, (clr, g) in enumerate(df.groupby("clr")):
         g = g.sort_values("mtu_bytes", ascending=False)
-        b.plot(g.mtu_bytes, g.throughput_mbps, "o-", color=f"C{k}", ms=4, label=f"CLR {clr:g}")
+        b.plot(g.mtu_bytes, g.throughput_mbps, ms=4, label=f"CLR {_clr(clr)}", **plotting.series(k))
     b.set_xscale("log", base=2)
     b.set_yscale("log")
     mtus = sorted(df.mtu_bytes.unique())
-    b.set_xticks(mtus, [str(int(m)) for m in mtus], fontsize=7, rotation=45)
+    b.set_xticks(mtus, [str(int(m)) for m in mtus], fontsize=8)
     b.minorticks_off()
     b.set_xlabel("MTU (bytes)")
-    b.set_title("throughput vs MTU (cf. Fig 34)", fontsize=9)
+    plotting.unit_axis(b.yaxis, "TCP throughput", "Mbit/s")
+    b.set_title("Throughput against MTU (cf. Fig 34)", fontsize=9)
     b.legend(fontsize=7)
     b.grid(alpha=0.3, which="both")
     fig.suptitle("KPN Table C.1: TCP over the PFB's deterministic cell loss (atmlab; published values withheld)",

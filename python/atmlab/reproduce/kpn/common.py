@@ -125,22 +125,27 @@ def beside(points: pd.DataFrame, comparison: pd.DataFrame, table: str, keys: lis
 
 
 def pyplot() -> Any:
-    import matplotlib
+    from ... import plotting  # noqa: F401 (matplotlib set up for files)
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
 
 
+def plots() -> Any:
+    """:mod:`atmlab.plotting` (and matplotlib), imported when a figure is
+    drawn."""
+    from ... import plotting
+
+    return plotting
+
+
 def save(fig: Any, path: Path, credit: str) -> Path:
-    plt = pyplot()
-    fig.text(0.01, 0.01, credit, fontsize=7, color="0.4")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    """Writes a table's figure with its `credit` (the source, the model) as
+    the footnote (:func:`atmlab.plotting.save`)."""
+    from ... import plotting
+
+    return plotting.save(fig, path, note=credit)
 
 
 def whole(df: pd.DataFrame) -> pd.DataFrame:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..kit import Claim, Grid
 from . import testbed
-from .common import grid, of, pivot, pyplot, save
+from .common import grid, of, pivot, plots, pyplot, save
 
 PCR_BPS = 10e6
 SCR_BPS = 3e6
@@ -234,23 +234,23 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
 
 
 def c2_figure(df: pd.DataFrame, folder: Path) -> Path:
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110, sharey=True)
     bts = sorted(df.bt_cells.unique())
     for ax, reading in zip(axes, READINGS, strict=True):
         part = df[df.reading == reading]
         for k, (mtu, g) in enumerate(sorted(part.groupby("mtu_bytes"), key=lambda kv: -kv[0])):
             g = g.sort_values("bt_cells")
-            ax.plot(g.bt_cells, g.throughput_kbps, "o-", ms=4, color=f"C{k}", label=f"MTU {int(mtu)}")
+            ax.plot(g.bt_cells, g.throughput_kbps, ms=4, label=f"MTU {int(mtu)}", **plotting.series(k))
         ax.axhline(SCR_BPS / 1024, color="0.4", ls="--", lw=0.8)
-        ax.text(df.bt_cells.max(), SCR_BPS / 1024 * 1.02, "SCR 3 Mb", fontsize=7, color="0.4", ha="right")
+        ax.text(df.bt_cells.max(), SCR_BPS / 1024 * 0.98, "SCR 3 Mb", fontsize=7, color="0.4", ha="right", va="top")
         ax.set_xscale("log", base=2)
         ax.set_xticks(bts, [str(int(b)) for b in bts], fontsize=7)
-        ax.set_xlabel("burst tolerance BT (cells)")
+        ax.set_xlabel("Burst tolerance BT (cells)")
         ax.set_title(READINGS[reading], fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="center left")
-    axes[0].set_ylabel("TCP throughput (kb/s, k = 1024)")
+    plotting.unit_axis(axes[0].yaxis, "TCP throughput", "kb/s, k = 1024")
     fig.suptitle("KPN Table C.2: bulk TCP through a PCR 10 / SCR 3 Mb policer (cf. Fig 37; atmlab, published "
                  "values withheld)", fontsize=10)
     return save(fig, folder / "kpn_tableC2.png",
@@ -258,15 +258,15 @@ def c2_figure(df: pd.DataFrame, folder: Path) -> Path:
 
 
 def t12_figure(df: pd.DataFrame, folder: Path) -> Path:
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for reading, fmt, style in (("mbs", "o-", {"color": "C0"}), ("fluid", "s--", {"color": "C1", "ms": 4})):
         g = df[df.reading == reading].sort_values("peak_rate_mbps")
         ax.plot(g.peak_rate_mbps, g.throughput_kbps, fmt, label=READINGS[reading], **style)
     ax.axhline(SCR_BPS / 1024, color="0.4", ls="--", lw=0.8)
-    ax.text(df.peak_rate_mbps.min(), SCR_BPS / 1024 * 1.02, "SCR 3 Mb", fontsize=7, color="0.4")
-    ax.set_xlabel("source peak rate (Mbit/s)")
-    ax.set_ylabel("TCP throughput (kb/s, k = 1024)")
+    ax.text(df.peak_rate_mbps.min(), SCR_BPS / 1024 * 0.98, "SCR 3 Mb", fontsize=7, color="0.4", va="top")
+    plotting.unit_axis(ax.xaxis, "Source peak rate", "Mbit/s")
+    plotting.unit_axis(ax.yaxis, "TCP throughput", "kb/s, k = 1024")
     ax.set_ylim(bottom=0)
     ax.set_title("KPN Table 12: TCP vs source peak, BT 3200 cells, MTU 8192 (cf. Fig 39)", fontsize=10)
     ax.legend(fontsize=8)

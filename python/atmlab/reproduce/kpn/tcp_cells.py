@@ -114,7 +114,7 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
     ax.set_yscale("log")
     ax.set_xticks(list(x), [str(int(m)) for m in df.mtu_bytes])
     ax.set_xlabel("MTU (bytes)")
-    ax.set_ylabel("cells above the exact minimum")
+    ax.set_ylabel("Cells above the exact minimum")
     ax.set_title("KPN Table 9: cells of 30e6 bytes of TCP beyond full segments", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3, axis="y")

@@ -48,7 +48,7 @@ import pandas as pd
 from ... import reference
 from ..kit import Grid, Published, Tolerance
 from . import tcp_cells, testbed
-from .common import beside, grid, of, pyplot, save
+from .common import beside, grid, of, plots, pyplot, save
 
 BYTES = tcp_cells.BYTES  # ttcp -n600 -l50000
 MTU = testbed.MTU  # Table 11
@@ -135,12 +135,12 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
 
 
 def figure(table: str, column: str, df: pd.DataFrame, folder: Path) -> Path:
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for k, (direction, g) in enumerate(df.groupby("direction", sort=False)):
         g = g.sort_values(column)
-        ax.plot(g[column], g.published_throughput_mbps_printed_units, "x--", ms=8, color=f"C{k + 2}",
-                label=f"{direction}, published")
+        ax.plot(g[column], g.published_throughput_mbps_printed_units, plotting.PUBLISHED[k % 4] + "--", ms=8,
+                mew=1.5, color=f"C{k + 2}", label=f"{direction}, published")
     g = df[df.direction == df.direction.iloc[0]].sort_values(column)
     ax.plot(g[column], g.throughput_mbps_printed_units, "o-", color="C0", label="atmlab H3 (both directions)")
     if table == "10":
@@ -150,10 +150,10 @@ def figure(table: str, column: str, df: pd.DataFrame, folder: Path) -> Path:
         ax.set_xlabel("MTU (bytes)")
         title = "KPN Table 10: 30e6 bytes of TCP, window 50000, peak unrestricted"
     else:
-        ax.set_xlabel("card peak rate (Mbit/s of cells)")
+        plotting.unit_axis(ax.xaxis, "Card peak rate", "Mbit/s of cells")
         ax.set_xlim(left=0)
         title = "KPN Table 11: 30e6 bytes of TCP, MTU 9188, against the peak setting"
-    ax.set_ylabel("TCP throughput (Mb/s, ttcp units: true / 1.024)")
+    plotting.unit_axis(ax.yaxis, "TCP throughput", "Mb/s, ttcp units: true / 1.024")
     ax.set_ylim(bottom=0)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)

@@ -31,7 +31,7 @@ import pandas as pd
 from ... import reference
 from ..kit import Grid, Published, Tolerance
 from . import testbed
-from .common import beside, grid, of, pyplot, save
+from .common import beside, grid, of, plots, pyplot, save
 
 BURSTS = 30000
 BURST = 8192
@@ -98,17 +98,18 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
     df = beside(points, comparison, "7", ["direction", "mtu_bytes"])
     if "published_time_s" not in df:
         return []
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for k, (direction, g) in enumerate(df.groupby("direction", sort=False)):
         g = g.sort_values("mtu_bytes")
-        ax.plot(g.mtu_bytes, g.time_s, "o-", color=f"C{k}", label=f"{direction}, atmlab (H1)")
-        ax.plot(g.mtu_bytes, g.published_time_s, "x", ms=8, color=f"C{k}", label=f"{direction}, published")
+        ax.plot(g.mtu_bytes, g.time_s, "os"[k % 2] + "-", color=f"C{k}", label=f"{direction}, atmlab (H1)")
+        ax.plot(g.mtu_bytes, g.published_time_s, plotting.PUBLISHED[k % 4], ms=9, mew=1.5, color=f"C{k}",
+                label=f"{direction}, published")
     ax.set_xscale("log", base=2)
     mtus = sorted(df.mtu_bytes.unique())
     ax.set_xticks(mtus, [str(int(m)) for m in mtus])
     ax.set_xlabel("MTU (bytes)")
-    ax.set_ylabel("time for 30000 x 8192 bytes (s)")
+    plotting.unit_axis(ax.yaxis, "Time for 30000 x 8192 bytes", "s")
     ax.set_ylim(bottom=0)
     ax.set_title("KPN Table 7: UDP as fast as udpt writes, peak unrestricted", fontsize=10)
     ax.legend(fontsize=7)

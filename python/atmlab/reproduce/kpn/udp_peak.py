@@ -33,7 +33,7 @@ import pandas as pd
 from ... import reference
 from ..kit import Grid, Published, Tolerance
 from . import testbed
-from .common import beside, grid, pyplot, save
+from .common import beside, grid, plots, pyplot, save
 
 BURST = 8192
 TOLERANCE = Tolerance.relative(0.10)  # times printed to 0.5-1 s of 24-45 s; the footnote rows are 100000 writes
@@ -75,21 +75,21 @@ def figures(points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> lis
     df = beside(points, comparison, "8", ["peak_rate_mbps"])
     if "published_throughput_mbps" not in df:
         return []
-    plt = pyplot()
+    plt, plotting = pyplot(), plots()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
     ax = axes[0]
     ax.plot(df.peak_rate_mbps, df.throughput_mbps, "o-", color="C0", label="atmlab (H2)")
     ax.plot(df.peak_rate_mbps, df.published_throughput_mbps, "x", ms=8, color="C3", label="published")
     ax.plot([0, 100], [0, 100 * 8192 / (172 * 53)], color="0.7", lw=0.8, ls="--", label="user rate at the peak")
-    ax.set_xlabel("card peak rate (Mbit/s of cells)")
-    ax.set_ylabel("UDP throughput (Mbit/s)")
+    plotting.unit_axis(ax.xaxis, "Card peak rate", "Mbit/s of cells")
+    plotting.unit_axis(ax.yaxis, "UDP throughput", "Mbit/s")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     ax = axes[1]
     ax.plot(df.peak_rate_mbps, df.datagrams_received / df.bursts, "o-", color="C0", label="atmlab (H2)")
     ax.plot(df.peak_rate_mbps, df.published_datagrams_received / df.bursts, "x", ms=8, color="C3", label="published")
-    ax.set_xlabel("card peak rate (Mbit/s of cells)")
-    ax.set_ylabel("datagrams received / written")
+    plotting.unit_axis(ax.xaxis, "Card peak rate", "Mbit/s of cells")
+    plotting.unit_axis(ax.yaxis, "Datagrams received / written")
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
