@@ -193,7 +193,9 @@ def test_a_table_gives_its_long_text_the_room_and_stays_short(monkeypatch):
     # The sharing alone: every column at least its longest word, within the room.
     least, most = [3, 10, 6, 10, 5], [3, 140, 50, 50, 5]
     columns = [["x" * 3], ["word " * 28], ["a" * 6 + " b"], ["c" * 10 + " d" * 20], ["yes"]]
-    ws = cli_mod._share_width(columns, least, most, 80)
+    from atmlab import termtable
+
+    ws = termtable._share_width(columns, least, most, 80)
     assert sum(ws) <= 80 and all(lo <= w <= hi for lo, w, hi in zip(least, ws, most, strict=True))
 
 

@@ -130,7 +130,7 @@ def broken_links(path: Path) -> list[str]:
 def test_the_scan_sees_the_documentation_and_the_code():
     files = {p.relative_to(ROOT).as_posix() for p in scanned_files()}
     for expected in ["README.md", "docs/models/abr.md", "docs/reproductions/tcp-abr.md",
-                     "crates/atmlab-net/src/abr/erica.rs", "python/atmlab/cli.py"]:
+                     "crates/atmlab-net/src/abr/control/erica.rs", "python/atmlab/cli.py"]:
         assert expected in files
     assert THIS_FILE.relative_to(ROOT).as_posix() not in files
 

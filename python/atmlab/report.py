@@ -288,8 +288,8 @@ def series_figure(store: Store, run_id: int, out: Path) -> Figure | None:
     return Figure(path, title, caption)
 
 
-_RUN_COLUMNS = {"run_id", "sweep", "scenario_hash", "point", "replication", "seed", "status", "error", "wall_s",
-                "atmlab_version", "git_commit", "git_dirty", "started_at", "finished_at"}
+_RUN_COLUMNS = {"run_id", "sweep", "sweep_id", "scenario_hash", "point", "replication", "seed", "status", "error",
+                "wall_s", "atmlab_version", "git_commit", "git_dirty", "started_at", "finished_at"}
 
 
 def _param_columns(runs: pd.DataFrame) -> list[str]:

@@ -86,6 +86,23 @@ class Result:
         return (f"<Result {self.scenario} seed={self.seed} rep={self.replication}: "
                 f"efficiency={eff} fairness={fair} clr={self.cell_loss_ratio:.2e}>")
 
+    def metric(self, name: str) -> float | None:
+        """One number of the result by its metric name, as the results
+        database stores it (:func:`atmlab.metrics.flatten`):
+        ``efficiency``, ``frames.lost``, ``ports.sw0->sw1.max_queue``,
+        ``connections.tcp0.goodput_bps``. An unknown name is a KeyError
+        naming it."""
+        flat = self._flat
+        if name not in flat:
+            raise KeyError(f"no metric {name!r} in this result (atmlab.metrics lists the names)")
+        return flat[name]
+
+    @cached_property
+    def _flat(self) -> dict[str, float | None]:
+        from .metrics import flatten
+
+        return flatten(self.raw)
+
     def _table(self, key: str, index: str = "name") -> pd.DataFrame:
         import pandas as pd  # imported when a table is first asked for
 
@@ -118,8 +135,11 @@ class Result:
 
     @cached_property
     def abr_ports(self) -> pd.DataFrame:
-        """One row per switch port with an ABR controller (index: port): the
-        last averaging interval's load factor, ABR capacity and fair share."""
+        """One row per switch port with an ABR controller (index: port): its
+        algorithm and that algorithm's own readings (ERICA's load factor,
+        ABR capacity and fair share of its last averaging interval, EFCI's
+        marked cells, ...); a reading the port's algorithm does not report
+        is missing."""
         return self._table("abr_ports", index="port")
 
     @cached_property

@@ -30,8 +30,8 @@
 //! heap runs dry; every event in the heap is earlier than every event in
 //! the list, so the order is the heap's alone. The heap then holds the ~70
 //! events of the next few milliseconds of the 97-0177 WAN instead of ~200,
-//! one level less to sift through (wall time -3 to -5 %, 1 % fewer
-//! instructions: the saving is mostly in cache lines).
+//! one level less to sift through; the saving is mostly in cache lines
+//! (`docs/benchmark.md`).
 
 use crate::time::SimTime;
 

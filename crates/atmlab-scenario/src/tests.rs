@@ -232,7 +232,7 @@ fn test_epd_frame_cells_auto_is_the_largest_frame_through_the_port() {
             );
         let sim = parse_toml(&text).unwrap().build(1, 0).unwrap();
         let port = sim.ports().iter().find(|p| p.name == "sw->b").unwrap();
-        let DropPolicy::Epd(epd) = port.config().policies[ServiceCategory::Ubr.index()] else { panic!("EPD") };
+        let DropPolicy::Epd(epd) = *port.drop_policy(ServiceCategory::Ubr) else { panic!("EPD") };
         assert_eq!(epd.threshold, 1088 - 2 * frame, "MTU {mtu}");
     }
     // A port no VC crosses has no frame to take; a threshold below one
@@ -509,7 +509,7 @@ fn test_a_ports_drop_policy_covers_the_categories_it_names() {
         let text = MINIMAL.replace("port = { buffer = \"100 cells\" }", port_line);
         let sim = parse_toml(&text).unwrap().build(1, 0).unwrap();
         let port = sim.ports().iter().find(|p| p.name == "sw->b").unwrap();
-        ServiceCategory::ALL.map(|c| matches!(port.config().policies[c.index()], DropPolicy::Epd(_)))
+        ServiceCategory::ALL.map(|c| matches!(port.drop_policy(c), DropPolicy::Epd(_)))
     };
     // UBR alone by default: EPD must not refuse a CBR voice frame.
     let [cbr, vbr, abr, ubr] = kinds("port = { buffer = \"100 cells\", drop_policy = { kind = \"epd\" } }");

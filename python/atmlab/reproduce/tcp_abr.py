@@ -147,36 +147,41 @@ class TcpAbr(StudyBase):
                 "video_std_mbps": std, "mss_bytes": mss}
 
     def measure(self, result: Result, config: Mapping[str, Any]) -> dict[str, float]:
-        raw = result.raw
-        port = next(p for p in raw["ports"] if p["name"] == BOTTLENECK)
-        link = port["rate_bps"] / 1e6
-        vbr = sum(c["throughput_bps"] for c in raw["cell_sources"]) / 1e6
+        def bottleneck(field: str) -> float:
+            return float(result.metric(f"ports.{BOTTLENECK}.{field}") or 0.0)
+
+        link = bottleneck("rate_bps") / 1e6
+        vbr = float(result.cell_sources["throughput_bps"].sum()) / 1e6
         tcp = result.tcp_goodput_bps / 1e6
         abr_capacity = link - vbr
-        exact = raw["efficiency_basis"]["payload_fraction"]
+        exact = float(result.metric("efficiency_basis.payload_fraction") or 0.0)
         # The study's arithmetic (s6, s7.1): the factor printed to two places.
         rounded = round(exact, 2)
-        conns = raw["connections"]
+        conns = result.connections
         # At a VS/VD switch: the largest per-VC queue of its virtual sources
         # toward the destinations, and their sum (an upper bound of the
         # largest total).
-        vs = [e["max_cells_waiting"] for e in raw["abr"] if e["name"].endswith(f":forward@{VS_SWITCH}")]
+        abr = result.abr
+        vs = [int(v) for name, v in abr["max_cells_waiting"].items() if name.endswith(f":forward@{VS_SWITCH}")] \
+            if not abr.empty else []
+        categories = result.ports.loc[BOTTLENECK, "categories"]
         if result.replication == 0:
             key = (config["config"], int(config["row"]), int(config["mss_bytes"]))
-            self.series[key] = {s["name"]: (s["t_s"], s["values"]) for s in raw["series"]}
+            self.series[key] = {name: (g["t_s"].tolist(), g["value"].tolist())
+                                for name, g in result.series.groupby("name", sort=False)}
         return {
-            "max_queue_cells": float(port["max_queue"]),
-            "max_abr_queue_cells": float(port["categories"].get("abr", {}).get("max_queue", 0)),
-            "mean_queue_cells": float(port["mean_queue"]),
+            "max_queue_cells": bottleneck("max_queue"),
+            "max_abr_queue_cells": float(categories.get("abr", {}).get("max_queue", 0)),
+            "mean_queue_cells": bottleneck("mean_queue"),
             "tcp_throughput_mbps": tcp,
             "vbr_throughput_mbps": vbr,
             "abr_capacity_mbps": abr_capacity,
             "max_tcp_fraction": exact,
             "efficiency": float(result.efficiency),
             "efficiency_study": tcp / (rounded * abr_capacity),
-            "retransmitted_segments": float(sum(c["retransmitted_segments"] for c in conns)),
-            "timeouts": float(sum(c["timeouts"] for c in conns)),
-            "cells_lost": float(raw["switch_cells_dropped"] + raw["link_cells_lost"]),
+            "retransmitted_segments": float(conns["retransmitted_segments"].sum()),
+            "timeouts": float(conns["timeouts"].sum()),
+            "cells_lost": float(result.metric("switch_cells_dropped") or 0) + float(result.metric("link_cells_lost") or 0),
             "fairness": float(result.fairness) if result.fairness is not None else float("nan"),
             "vs_max_queue_cells": float(max(vs)) if vs else float("nan"),
             "vs_sum_max_queues_cells": float(sum(vs)) if vs else float("nan"),

@@ -108,8 +108,8 @@ pub enum Carries {
 /// cell takes: a cell is relabelled at each switch and handed across calls
 /// that keep it in memory, and a field written alone (a 2-byte slot, a
 /// 4-byte label) then read back as part of a wider word cannot be
-/// forwarded from the store buffer, a stall of some 15 cycles per cell and
-/// hop (`perf` found two in `put_on_link`, 8 % of `atmlab bench`'s LAN).
+/// forwarded from the store buffer, a stall per cell and hop
+/// (`docs/benchmark.md`).
 /// With two words every change writes a whole word.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Cell {

@@ -458,7 +458,8 @@ pub struct Port {
     pub line: BitRate,
     /// Where slot 0 starts.
     phase: SimTime,
-    config: PortConfig,
+    /// How cells are queued (one FIFO, per category, per VC).
+    queueing: Queueing,
 }
 
 impl Port {
@@ -511,8 +512,8 @@ impl Port {
             policies: config.policies,
             per_vc_queues: config.queueing == Queueing::PerVc,
             clp_threshold: config.clp_threshold,
-            scheduler: config.scheduler.clone(),
-            config,
+            scheduler: config.scheduler,
+            queueing: config.queueing,
             vcs: Vec::new(),
             active_vcs: [0; 5],
             queued: 0,
@@ -558,8 +559,12 @@ impl Port {
     pub fn set_drop_policy(&mut self, category: ServiceCategory, policy: DropPolicy) {
         debug_assert!(self.accepted == 0, "policies are set before any traffic");
         self.policies[category.index()] = policy;
-        self.config.policies[category.index()] = policy;
         self.tail_drop = false; // until `finalize` looks again
+    }
+
+    /// The drop policy of `category`.
+    pub fn drop_policy(&self, category: ServiceCategory) -> &DropPolicy {
+        &self.policies[category.index()]
     }
 
     /// Adds a VC and returns its slot index at this port.
@@ -567,11 +572,6 @@ impl Port {
         let slot = u16::try_from(self.vcs.len()).expect("more than 65536 VCs on one port");
         self.vcs.push(vc);
         slot
-    }
-
-    /// The configuration the port was built with.
-    pub fn config(&self) -> &PortConfig {
-        &self.config
     }
 
     /// How the port computes departures.
@@ -590,12 +590,12 @@ impl Port {
         };
         self.categories = present.iter().fold(0, |m, &c| m | 1 << c);
         self.per_category = present.len() > 1;
-        if self.config.queueing == Queueing::PerVc {
+        if self.queueing == Queueing::PerVc {
             self.queues = (0..self.vcs.len()).map(|_| VecDeque::new()).collect();
             let categories = self.vcs.iter().map(|v| v.category.index() as u8).collect();
             self.scheduler = SchedulerKind::RoundRobin(RoundRobin::new(categories));
         }
-        let one_queue = match self.config.queueing {
+        let one_queue = match self.queueing {
             Queueing::PerVc => self.vcs.len() <= 1,
             _ => present.iter().map(|&c| self.queue_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1,
         };
@@ -667,7 +667,7 @@ impl Port {
     ///
     /// Always inlined: the simulation's one hot call site keeps the cell in
     /// registers (called out of line, as LLVM chooses once a second caller
-    /// exists, the N-source LAN does 5 % more instructions).
+    /// exists, it costs instructions per cell: `docs/benchmark.md`).
     #[inline(always)]
     pub fn offer(&mut self, now: SimTime, cell: Cell) -> Offer {
         let eof = cell.is_end_of_frame();
@@ -804,7 +804,7 @@ impl Port {
             // Seek a copy and store it twice: seeking `tail` in place and
             // then copying it to `head` read the three words just stored
             // back as wider loads, a store-forwarding stall per cell into
-            // an idle port (9 % of `offer_to_port` in the 97-0177 WAN).
+            // an idle port.
             let mut pos = self.tail;
             self.grid.seek(&mut pos, now);
             self.tail = pos;

@@ -30,7 +30,8 @@
 //! source's rate (some 2,000 frames per connection on the 97-0177 WAN,
 //! up to a second of waiting), and an entry made at the handover was cold
 //! in every cache by the time its frame reached the receiver, which reads
-//! it first: a miss to memory per frame, some 4 % of that run. Made at the
+//! it first: a miss to memory per frame (`docs/benchmark.md` has the
+//! figures). Made at the
 //! first cell, from a slot the table freed moments before, it is still
 //! warm at the receiver a link delay later. The held frames themselves
 //! are read in order, each asked for (`atmlab_engine::hint::prefetch`)
@@ -566,7 +567,7 @@ impl Simulation {
             if let Some(next) = end.held.front() {
                 // Its successor, written up to a second ago, is read at the
                 // next frame's first cell: from cache, not main memory (all
-                // of its lines: `docs/benchmark.md`, tenth session).
+                // of its lines, `docs/benchmark.md`).
                 atmlab_engine::hint::prefetch(next);
                 atmlab_engine::hint::prefetch(&next.created);
                 atmlab_engine::hint::prefetch(&next.datagram.payload);

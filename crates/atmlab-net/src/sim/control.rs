@@ -428,7 +428,7 @@ impl Simulation {
         for (p, config) in configs {
             let port = &self.ports[p.idx()];
             let info = PortInfo { cell_rate: port.rate.bps() as f64 / CELL_BITS as f64, vcs: port.vcs.len() };
-            let ctl = config.build(info, SimTime::ZERO).expect("checked by NetworkBuilder::set_abr_control");
+            let ctl = config.build(info, SimTime::ZERO); // checked by NetworkBuilder::set_abr_control
             let mut deadline = LazyTimer::default();
             if let Some((t, g)) = deadline.set(ctl.deadline()) {
                 self.queue.push(t, APP, Event::ControlDeadline(p, g));

@@ -199,9 +199,8 @@ impl Simulation {
     /// Offers `cell` to port `p` as arriving at `at` (now, or later for an
     /// eager hop). Only a port with an ABR controller takes the controlled
     /// path: a host's adapter or a switch port without one goes straight to
-    /// the port (deciding by the run instead sent every ABR source's and
-    /// video source's cell through the controlled path's checks, 5 % of the
-    /// 97-0177 WAN).
+    /// the port (deciding by the run instead would send every ABR source's
+    /// and video source's cell through the controlled path's checks).
     #[inline]
     pub(super) fn offer_at(&mut self, p: PortId, at: SimTime, cell: Cell) {
         if self.is_controlled(p) {
@@ -223,8 +222,8 @@ impl Simulation {
     /// The choice between the two paths of [`offer_at`](Self::offer_at) is
     /// made once, outside the loop: taken inside it, each cell was built on
     /// the stack for the controlled path's call and read back for the other
-    /// across narrower stores, a store-forwarding stall per cell (4.8 % of
-    /// `atmlab bench`'s LAN, docs/benchmark.md).
+    /// across narrower stores, a store-forwarding stall per cell
+    /// (`docs/benchmark.md`).
     #[inline]
     pub(super) fn offer_frame(&mut self, p: PortId, label: VcLabel, pdu: PduId, slot: u16, cells: u32) {
         let now = self.now;
@@ -244,7 +243,7 @@ impl Simulation {
     /// [`offer_at`](Self::offer_at) at a port with an ABR controller. Apart,
     /// so that the path of other ports' cells is the port's alone: a cell
     /// coming from either of two branches is kept on the stack, and reading
-    /// it back across the two stores stalls (20 % of `atmlab bench`'s LAN).
+    /// it back across the two stores stalls (`docs/benchmark.md`).
     ///
     /// The port's slots before `at` run first, once: the controller's count
     /// changes nothing they look at.

@@ -56,12 +56,12 @@ pub(super) struct Pull {
 /// slot times to reach the far end of its link: each wake-up then takes
 /// tens of arrivals or more. On a shorter link (a LAN) it would take one
 /// or two, and the merge would cost more than the arrival events it saves
-/// (97-0424's LAN ran 6 % slower).
+/// (measured: `docs/benchmark.md`).
 const PULL_SLOTS: u64 = 32;
 
 /// The merge asks for the cache line of the cell this many places behind a
 /// link's new head: written a link delay before, it is read when its turn
-/// comes among the port's links (`docs/benchmark.md`, tenth session).
+/// comes among the port's links (`docs/benchmark.md`).
 const PREFETCH_AHEAD: usize = 3;
 
 /// No port pulls the link's cells (see [`Simulation::pulled_by`]).

@@ -57,8 +57,8 @@ pub struct CellSource {
     /// When its first cell is due (`None`: it never sends).
     pub first: Option<SimTime>,
     /// With `frame_cells`: cells until the next one that ends a frame, that
-    /// one included (a count down, not a remainder of `sent`: a division
-    /// per cell was 0.7 % of the 97-0177 WAN).
+    /// one included (a count down, not a remainder of `sent`: no division
+    /// per cell).
     pub(super) frame_left: u32,
 }
 
@@ -84,7 +84,7 @@ impl SourceGroup {
     ///
     /// The minimum of keys (time, index) with no branch on the times,
     /// which come in no order the branch predictor could learn (a
-    /// comparison and a branch per member was 2 % of the 97-0177 WAN).
+    /// comparison and a branch per member mispredicts).
     #[inline]
     fn earliest(&self) -> Option<(usize, SimTime)> {
         let key =

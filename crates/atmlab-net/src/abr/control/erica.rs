@@ -254,7 +254,7 @@ pub enum Variant {
     /// p. 400).
     Erica {
         /// The target utilisation U, in (0, 1] (typically 0.9, p. 400).
-        target_utilisation: f64,
+        target_utilization: f64,
     },
     /// ERICA+: the target ABR capacity is `f(Tq) * (LinkRate - hpRate)`
     /// (the dissertation, s6.14-6.19).
@@ -382,13 +382,13 @@ impl EricaParams {
         }
     }
 
-    /// Plain ERICA with target utilisation `target_utilisation` and
+    /// Plain ERICA with target utilisation `target_utilization` and
     /// otherwise the same choices as [`EricaParams::erica_plus_97_0177r2`]
     /// (the interval of the study, not the "100 cells / 1 ms" often quoted
     /// for OSU runs, which no text read confirms).
-    pub const fn erica(target_utilisation: f64) -> EricaParams {
+    pub const fn erica(target_utilization: f64) -> EricaParams {
         let mut p = EricaParams::erica_plus_97_0177r2();
-        p.variant = Variant::Erica { target_utilisation };
+        p.variant = Variant::Erica { target_utilization };
         p
     }
 
@@ -396,8 +396,8 @@ impl EricaParams {
     /// names the first bad one.
     pub fn validate(&self) -> Result<(), EricaParamError> {
         match self.variant {
-            Variant::Erica { target_utilisation: u } => {
-                check("target_utilisation", u, u > 0.0 && u <= 1.0, "must be in (0, 1]")?;
+            Variant::Erica { target_utilization: u } => {
+                check("target_utilization", u, u > 0.0 && u <= 1.0, "must be in (0, 1]")?;
             }
             Variant::EricaPlus(q) => validate_queue_control(&q)?,
         }
@@ -542,6 +542,14 @@ impl Erica {
     /// one active VC, so the fair share is the whole capacity, and
     /// `MaxAllocPrevious = MaxAllocCurrent = 0`.
     pub fn new(params: EricaParams, link_cell_rate: f64, n_vcs: usize, now: SimTime) -> Result<Erica, EricaParamError> {
+        Erica::check(&params, link_cell_rate)?;
+        Ok(Erica::checked(params, link_cell_rate, n_vcs, now))
+    }
+
+    /// Whether `params` work at a port of `link_cell_rate` cells/s: what
+    /// [`Erica::new`] refuses, checked once (a switch controller's
+    /// parameters are checked when the port gets it).
+    pub fn check(params: &EricaParams, link_cell_rate: f64) -> Result<(), EricaParamError> {
         params.validate()?;
         check("link_cell_rate", link_cell_rate, link_cell_rate > 0.0, "must be more than 0 cells/s")?;
         let min_interval = cell_time(link_cell_rate);
@@ -551,11 +559,17 @@ impl Erica {
                 format!("{} is shorter than one cell time of the link ({min_interval})", params.interval.time),
             ));
         }
+        Ok(())
+    }
+
+    /// [`Erica::new`] for parameters [`Erica::check`] has passed.
+    pub(crate) fn checked(params: EricaParams, link_cell_rate: f64, n_vcs: usize, now: SimTime) -> Erica {
+        let min_interval = cell_time(link_cell_rate);
         let abr_cap = match params.variant {
-            Variant::Erica { target_utilisation } => target_utilisation * link_cell_rate,
+            Variant::Erica { target_utilization } => target_utilization * link_cell_rate,
             Variant::EricaPlus(_) => link_cell_rate,
         };
-        Ok(Erica {
+        Erica {
             params,
             link_rate: link_cell_rate,
             min_interval,
@@ -576,7 +590,7 @@ impl Erica {
             averages: None,
             intervals: 0,
             vcs: vec![VcState::IDLE; n_vcs],
-        })
+        }
     }
 
     // --- Inputs -------------------------------------------------------------
@@ -790,7 +804,7 @@ impl Erica {
     /// for ERICA, s6.19 with atmlab's Tq for ERICA+ (which also records f).
     fn measured_capacity(&mut self, m: &Measurement) -> f64 {
         match self.params.variant {
-            Variant::Erica { target_utilisation } => (target_utilisation * self.link_rate - m.hp_rate).max(0.0),
+            Variant::Erica { target_utilization } => (target_utilization * self.link_rate - m.hp_rate).max(0.0),
             Variant::EricaPlus(q) => {
                 let raw = (self.link_rate - m.hp_rate).max(0.0);
                 let f = q.fraction(queueing_delay(m.abr_queue_cells, raw));

@@ -373,9 +373,9 @@ fn test_bad_parameters_are_rejected_by_name() {
     let q = QueueControl::study();
     let with_q = |q: QueueControl| EricaParams { variant: Variant::EricaPlus(q), ..base };
     let cases: Vec<(EricaParams, &str)> = vec![
-        (EricaParams::erica(0.0), "target_utilisation"),
-        (EricaParams::erica(1.5), "target_utilisation"),
-        (EricaParams::erica(f64::NAN), "target_utilisation"),
+        (EricaParams::erica(0.0), "target_utilization"),
+        (EricaParams::erica(1.5), "target_utilization"),
+        (EricaParams::erica(f64::NAN), "target_utilization"),
         (with_q(QueueControl { t0: Duration::ZERO, ..q }), "t0"),
         (with_q(QueueControl { underload_gain: 0.9, ..q }), "underload_gain"),
         (with_q(QueueControl { overload_gain: f64::INFINITY, ..q }), "overload_gain"),
@@ -662,7 +662,7 @@ fn event() -> impl Strategy<Value = Event> {
 
 fn params() -> impl Strategy<Value = EricaParams> {
     let variant = prop_oneof![
-        (0.5f64..=1.0).prop_map(|u| Variant::Erica { target_utilisation: u }),
+        (0.5f64..=1.0).prop_map(|u| Variant::Erica { target_utilization: u }),
         Just(Variant::EricaPlus(QueueControl::study())),
     ];
     let counting = prop_oneof![Just(Counting::Simple), (0.5f64..=1.0).prop_map(|d| Counting::Averaged { decay: d })];
@@ -859,7 +859,7 @@ impl Fluid {
 /// 1 s (at least one cell time of these slow links).
 fn two_links(p: EricaParams, start: &[f64]) -> Fluid {
     let mut p = p;
-    p.variant = Variant::Erica { target_utilisation: 1.0 };
+    p.variant = Variant::Erica { target_utilization: 1.0 };
     p.interval = AveragingInterval { time: Duration::from_secs(1), cells: None };
     Fluid::new(&[(p, 90.0), (p, 45.0)], &[&[0], &[0, 1], &[1]], start, Duration::from_secs(1))
 }

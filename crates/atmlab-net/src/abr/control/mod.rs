@@ -236,21 +236,27 @@ impl ControlConfig {
         self.algorithm().timing()
     }
 
-    /// The controller of a port (its first interval, if it has any,
-    /// starting at `now`); an error names the parameter that cannot work
-    /// there (an interval shorter than a cell time of the link).
-    pub fn build(&self, port: PortInfo, now: SimTime) -> Result<Controller, ControlError> {
-        Ok(match self {
-            ControlConfig::Erica(p) => Controller::Erica(Box::new(Erica::new(*p, port.cell_rate, port.vcs, now)?)),
-            ControlConfig::Efci(p) => Controller::Efci(Efci::new(*p)),
-            ControlConfig::FixedRate(p) => Controller::FixedRate(FixedRate::new(*p)),
-        })
+    /// Whether the parameters work at a port of `cell_rate` cells/s (an
+    /// ERICA interval no shorter than a cell time of the link): the one
+    /// check, made when the port gets the controller; an error names the
+    /// parameter.
+    pub fn check(&self, cell_rate: f64) -> Result<(), ControlError> {
+        match self {
+            ControlConfig::Erica(p) => Erica::check(p, cell_rate),
+            ControlConfig::Efci(_) => Ok(()),
+            ControlConfig::FixedRate(p) => p.validate(),
+        }
     }
 
-    /// Checks the parameters for a port of `cell_rate` cells/s (what
-    /// [`build`](Self::build) would refuse), without building.
-    pub fn check(&self, cell_rate: f64) -> Result<(), ControlError> {
-        self.build(PortInfo { cell_rate, vcs: 0 }, SimTime::ZERO).map(|_| ())
+    /// The controller of a port, its parameters checked
+    /// ([`check`](Self::check)), its first interval (if it has any)
+    /// starting at `now`.
+    pub fn build(&self, port: PortInfo, now: SimTime) -> Controller {
+        match self {
+            ControlConfig::Erica(p) => Controller::Erica(Box::new(Erica::checked(*p, port.cell_rate, port.vcs, now))),
+            ControlConfig::Efci(p) => Controller::Efci(Efci::new(*p)),
+            ControlConfig::FixedRate(p) => Controller::FixedRate(FixedRate::new(*p)),
+        }
     }
 }
 
