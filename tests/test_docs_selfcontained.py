@@ -17,7 +17,15 @@ under ``docs/``, ``crates/``, ``python/``, ``tests/``, ``tools/``,
   the repository is accepted);
 * a path into the shared folder beside the repository: ``../shared``,
   ``shared/docs``, ``shared/reference``, ``shared/seeds``;
-* "research note" or "research notes".
+* "research note" or "research notes";
+* a citation of the per-study specifications kept beside the outside
+  reference files: "spec s3 note 2", "spec s7 item 1", "spec A7", "spec
+  A.4", "spec C.2", "spec B", "spec section 4", "spec 1.1", "the spec's ...",
+  a table column headed "spec", a bare "s3 note 2" or "s7 item 1" (their
+  numbering, not a study's), and the model specification's bracketed
+  citations "[000 §6.1.3]". The word on its own is not matched: ``RunSpec``,
+  ``spec.point``, ``for spec in specs`` and "specification" (the ATM Forum's
+  Traffic Management Specification) are code or standards, not citations.
 
 It also checks that every relative Markdown link in ``docs/`` and
 ``README.md`` points to a file (or folder) of the repository.
@@ -43,6 +51,15 @@ OUTSIDE_NOTE = re.compile(r"[\w./-]*\b(?:abr-algorithms|algorithms|design|style|
 # Paths into the shared folder, and the notes by description.
 OUTSIDE_PATH = re.compile(r"\.\./shared\b|\bshared/(?:docs|reference|seeds)\b", re.IGNORECASE)
 RESEARCH_NOTE = re.compile(r"\bresearch[\s*_]+notes?\b", re.IGNORECASE)
+# Citations of the outside specifications: "spec" followed by one of their
+# section marks, "the spec's", "the spec" as a noun, a table column "spec",
+# their "sN note M" / "sN item M", and the model specification's "[000 §6.1.3]".
+SPEC_CITATION = re.compile(
+    r"\b[Ss]pec(?:'s\b|\s+(?:s\d|section\b|note\b|item\b|[A-Z]\.?\d|[A-Z]\b|\d))"
+    r"|\b[Tt]he spec\b(?![.(_=:\w])"
+    r"|\|\s*[Ss]pec\s*\|"
+    r"|\bs\d+(?:\.\d+)*\s+(?:note|item)\s+\d"
+    r"|\[\s*00[0-4]\s*§")
 
 # [text](target) and [label]: target, outside code spans and fenced blocks.
 INLINE_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -90,6 +107,8 @@ def outside_references(path: Path) -> list[str]:
             found.append(f"{rel}:{n}: points outside the repository ({m.group(0)!r}): {line.strip()[:160]}")
         for m in RESEARCH_NOTE.finditer(line):
             found.append(f"{rel}:{n}: refers to {m.group(0)!r}: {line.strip()[:160]}")
+        for m in SPEC_CITATION.finditer(line):
+            found.append(f"{rel}:{n}: cites an outside specification ({m.group(0)!r}): {line.strip()[:160]}")
     return found
 
 
@@ -160,6 +179,32 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
         "design.md and style.md and emulation.md": True,
         "docs/models/abr.md, \"Source\"": False,
         "[the ABR page](abr.md)": False,
+        # The outside specifications' section marks, and the word in code.
+        "(spec s3 note 2: 132 % of the adapter rate)": True,
+        "the mechanism of spec s7 item 1": True,
+        "How BT is read (spec A7).": True,
+        "# 32, 91 and 192 cells (spec A.4)": True,
+        "are skipped, not clamped (spec C.2)": True,
+        "Each claim of the study (spec B) with a number": True,
+        "hand timing (spec section 4)": True,
+        "(a cell rate: spec 1.1)": True,
+        "anomalous, not fitted (spec 4)": True,
+        "the spec's suggestion to run >= 80 Mb unshaped": True,
+        "which the spec says not to fit": True,
+        "| item | model | spec |": True,
+        "UDP overhead 36 bytes [004 §7.4.2]": True,
+        "a host effect (s3 note 5)": True,
+        "RunSpec, ProbeSpec, DropPolicySpec": False,
+        "spec = importlib.util.spec_from_file_location(\"x\", path)": False,
+        "for spec in specs: yield execute(spec)": False,
+        "err.print(f\"failed point {spec.point} {spec.params}\")": False,
+        "#### `Sweep.spec(point: expand.Point, replication: int) -> RunSpec`": False,
+        "def _range(source: str, where: str, spec: dict[str, Any]) -> list[Any]:": False,
+        "assert value == pytest.approx(spec, rel=1e-12)": False,
+        "the ATM Forum's Traffic Management Specification (TM 4.0)": False,
+        "specifications [15] and [12] (the BSD algorithms)": False,
+        "97-0177R2 §6: \"a = 1.15 and b = 1.05\"; 004 s7.5.6": False,
+        "Issue 12, item 4: the same packet-level cases": False,
     }
     for line, outside in lines.items():
         path = tmp_path / "page.md"
@@ -170,6 +215,7 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
                 hits.append(m.group(0))
         hits += [m.group(0) for m in OUTSIDE_PATH.finditer(line)]
         hits += [m.group(0) for m in RESEARCH_NOTE.finditer(line)]
+        hits += [m.group(0) for m in SPEC_CITATION.finditer(line)]
         assert bool(hits) == outside, (line, hits)
     # A link to a missing page is found; a link to an existing one, a URL
     # and an anchor are not.

@@ -19,7 +19,7 @@ reproduction compares with (``atmlab.reproduce.bundling``); runs nothing.
    configuration above the adapter's rate by more than ``--margin`` (5 %:
    the study's KB and rates are rounded) cannot have had its sessions
    running side by side for their whole length, which is what the model
-   simulates (spec s3 note 2).
+   simulates.
 
 The reproduction notes every such value in the `note` column of
 `bundling_comparison.csv` (`atmlab.reproduce.bundling.annotate_reach`);

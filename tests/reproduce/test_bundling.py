@@ -2,7 +2,8 @@
 grids cover the visible tables, the published values are joined to their own
 configurations, --quick writes its files with every measured quantity (the
 LAN's cell interarrival included), the claims are evaluated, and the model
-keeps the study's stated capacity arithmetic (spec s3 note 2, s4)."""
+keeps the capacity arithmetic derived from the study's stated rates (s4.1,
+s6.1.1, s6.1.3; docs/reproductions/bundling.md, "Claims")."""
 
 from __future__ import annotations
 
@@ -160,7 +161,7 @@ def test_the_upc_discards_nothing_with_a_full_bundle():
 
 
 def test_one_tcp_one_udp_on_the_wan_reaches_the_fluid_bound():
-    # spec s3 note 2: (3759.4 - 300) cells/s / 192 cells per segment x 9140 B = 160.8 KB/s
+    # Derived from s6.1.1, s6.1.3: (3759.4 - 300) cells/s / 192 cells per segment x 9140 B = 160.8 KB/s
     assert bundling.FLUID_1TCP_1UDP == pytest.approx(160.8, abs=0.05)
     r = _run(n_tcp=1, n_udp=1, window=50)
     assert int(r.upc["discarded"].sum()) == 0

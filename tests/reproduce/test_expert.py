@@ -1,4 +1,4 @@
-"""Study 002 (EXPERT) reproduction: the grids are the spec's, the --quick
+"""Study 002 (EXPERT) reproduction: the grids are docs/reproductions/expert.md's, the --quick
 path writes the points, the comparison, the claims and the figures, and the
 model obeys the physics the claims rest on (a loss-free buffer loses
 nothing; EPD with b = 0 is PPD, bit for bit)."""
@@ -19,7 +19,7 @@ from atmlab.reproduce.expert import STUDY, claims, configurations
 from atmlab.reproduce.expert.configurations import BOTTLENECK, EPD, LOSS_FREE, PPD, Config, describe, scenario
 from atmlab.reproduce.kit import CLAIM_COLUMNS
 
-CELL_RATE = 37.44e6 / 424  # the shaped VP, cells per second (spec A.4: 88302)
+CELL_RATE = 37.44e6 / 424  # the shaped VP of s3.1, cells per second (88302)
 
 
 def grid_points(grid) -> list[Config]:
@@ -30,7 +30,8 @@ def grid_points(grid) -> list[Config]:
 
 
 def test_frame_sizes_and_loss_free_goodput_are_the_specs():
-    # Spec A.4: MTU* 32 / 91 / 192 cells (the core's arithmetic); 32.23 / 33.47 / 33.63 Mbit/s at 88302 cells/s.
+    # MTU* 32 / 91 / 192 cells ((MTU + 16) / 48 rounded up, the core's arithmetic); 32.23 / 33.47 / 33.63
+    # Mbit/s at 88302 cells/s.
     assert [configurations.frame_cells(m) for m in (1500, 4352, 9180)] == [32, 91, 192]
     for mtu, mbps in ((1500, 32.23), (4352, 33.47), (9180, 33.63)):
         r = atmlab.run(scenario(Config(mtu=mtu, **EPD(1)), "20 ms"), seed=1)
@@ -38,7 +39,7 @@ def test_frame_sizes_and_loss_free_goodput_are_the_specs():
         assert basis["link"] == BOTTLENECK and round(basis["max_goodput_bps"] / 1e6, 2) == mbps
         spec = (mtu - 40) * 8 * CELL_RATE / configurations.frame_cells(mtu)
         assert basis["max_goodput_bps"] == pytest.approx(spec, rel=1e-12)
-    # Spec A.5 thresholds, EPDth = B - b MTU*.
+    # s3.2's thresholds, EPDth = B - b MTU*.
     assert [Config(buffer=1088, **EPD(b)).threshold for b in (1, 2, 4)] == [997, 906, 724]
     assert Config(mtu=9180, buffer=725, **EPD(4)).threshold == -43
 
@@ -53,7 +54,7 @@ def test_the_full_grid_is_the_spec_s():
     assert {c.n for c in exps["E7"]} == {16} and {c.tcp for c in exps["E8"]} == {"modified"}
     assert {(c.mtu, c.timer_ms, c.tcp) for c in exps["E5"]} == {(1500, 200, "modified"), (1500, 20, "modified")}
     configs = configurations.configurations(quick=False)
-    # Skipped, not clamped (spec C.2): EPDth < 1 cell.
+    # Skipped, not clamped (atmlab's choice): EPDth < 1 cell.
     assert {(c.mtu, c.buffer, c.b) for c in configurations.skipped()} == {
         (9180, 363, 4), (9180, 544, 4), (9180, 725, 4), (9180, 363, 2), (4352, 363, 4)}
     # b = 0 is run once, as PPD.
@@ -82,7 +83,7 @@ def test_the_bottleneck_is_the_shaped_vp_and_efficiency_is_the_spec_s():
     port = r.ports.loc[BOTTLENECK]
     assert port.rate_bps == 37_440_000
     m = STUDY.measure(r, describe(c))
-    # The spec's efficiency: goodput over MSS x 88302 / MTU* (bits per second).
+    # s3.2's efficiency, derived: goodput over MSS x 88302 / MTU* (bits per second).
     spec = r.connections.goodput_bps.sum() / (4312 * 8 * CELL_RATE / 91)
     assert m["efficiency"] == pytest.approx(spec, rel=1e-12) and m["efficiency"] == r.efficiency
     assert m["idle_cell_ratio"] == pytest.approx(1 - port.utilization)

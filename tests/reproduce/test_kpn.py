@@ -324,7 +324,7 @@ def test_table10_tcp_follows_the_h3_host_model(full):
     # Throughput falls with the MTU, as measured.
     assert list(a.sort_index(ascending=False)) == sorted(a, reverse=True)
     assert (df.throughput_mbps_printed_units == df.throughput_mbps / 1.024).all()
-    # Printed values (spec A1 units) within +-10 % at 7 of 12 rows; cells as Table 9 (MTU 512 misses).
+    # Printed values (ttcp units: true / 1.024) within +-10 % at 7 of 12 rows; cells as Table 9 (MTU 512 misses).
     assert int(compared(full, "10", "throughput_mbps_printed_units").holds.sum()) == 7
     cells = compared(full, "10", "cells_received")
     assert list(cells.mtu_bytes[~cells.holds.astype(bool)]) == [512, 512]
@@ -342,7 +342,7 @@ def test_table11_tcp_follows_min_of_host_ceiling_and_card_peak(full):
         assert abs(r.throughput_mbps / expected - 1) <= 0.05, r
         assert r.throughput_mbps <= expected * 1.001, r
         assert abs(r.model_mbps / min(ceiling, 30e6 * 8 / (r.cells_received * 424) * r.peak_rate_mbps) - 1) <= 1e-9
-    # Printed values (spec A1 units) within +-10 % at 21 of 26 rows; the two
+    # Printed values (ttcp units: true / 1.024) within +-10 % at 21 of 26 rows; the two
     # EMMA1 anomalies (5, 2 Mb) are among the misses, and flagged.
     c = compared(full, "11", "throughput_mbps_printed_units")
     miss = c[~c.holds.astype(bool)]

@@ -221,7 +221,8 @@ fn test_probe_and_loss_errors_name_their_keys() {
 fn test_epd_frame_cells_auto_is_the_largest_frame_through_the_port() {
     use atmlab_net::atm::{DropPolicy, ServiceCategory};
     // 002's MTU*: a full frame of MTU 1500, 4352 and 9180 with LLC/SNAP is
-    // 32, 91 and 192 cells (spec A.4); the threshold is B - b MTU*.
+    // 32, 91 and 192 cells ((MTU + 16) / 48, rounded up); the threshold is
+    // B - b MTU* (002 s3.2).
     for (mtu, frame) in [(1500, 32), (4352, 91), (9180, 192)] {
         let text = MINIMAL
             .replace("name = \"a\"", &format!("name = \"a\"\nmtu = \"{mtu} bytes\""))

@@ -82,7 +82,8 @@ TABLES = (
 )
 KEY = ["experiment", "n_tcp", "n_udp", "tcp_tsdu_kbytes", "tcp_window_kbytes"]
 
-# The claims' numbers (s6.1.1, s6.1.3; spec s3 note 2).
+# The claims' numbers (s6.1.1, s6.1.3; the fluid bound is derived from them,
+# docs/reproductions/bundling.md, "Claims").
 CELLS_PER_S = 1594000 / 424  # the adapter's 1594 kbit/s of 53-byte cells: 3759.4 cells/s
 VOICE_CELLS_PER_S = 300  # 3 cells per 80-byte TSDU, 100 TSDUs/s
 VOICE_KBYTES_PER_S = 8000 / KB  # 80 bytes every 10 ms: 7.81 KB/s
@@ -119,7 +120,8 @@ def adapter_load(published: list[Published]) -> dict[tuple[Any, ...], float]:
     published: the cells of the published rates over the adapter's cell rate
     (192 cells per 9140-byte segment, 3 per 80-byte voice datagram; KB of
     1024 bytes). Above 1 the sessions cannot have run side by side for their
-    whole length, which is what the model simulates (spec s3 note 2)."""
+    whole length, which is what the model simulates (docs/reproductions/
+    bundling.md, "What the published tables allow")."""
     tcp_cells = atmlab_cells(9140, proto="tcp").cells / 9140
     udp_cells = atmlab_cells(80, proto="udp").cells / 80
     rates: dict[tuple[Any, ...], dict[str, float]] = {}
@@ -295,7 +297,7 @@ def claims(points: pd.DataFrame) -> list[Claim]:
         f"within {FLUID_TOLERANCE:.0%} of the fluid bound {FLUID_1TCP_1UDP:.1f} KB/s",
         f"{tcp:.1f}" if tcp is not None else None,
         abs(tcp - FLUID_1TCP_1UDP) <= FLUID_TOLERANCE * FLUID_1TCP_1UDP if tcp is not None else None,
-        f"the fluid bound (spec s3 note 2): ({CELLS_PER_S:.1f} cells/s of the 1594 kbit/s adapter - "
+        f"the fluid bound, derived from s6.1.1 and s6.1.3: ({CELLS_PER_S:.1f} cells/s of the 1594 kbit/s adapter - "
         f"{VOICE_CELLS_PER_S} cells/s of voice) / 192 cells per 9140-byte segment x 9140 bytes; "
         f"{FLUID_TOLERANCE:.0%}: atmlab's allowance for slow start and the ACK clock, which a fluid bound ignores"))
 

@@ -41,7 +41,7 @@ from . import claims as _claims, configurations as _configurations, figures as _
 from .configurations import BOTTLENECK, QUICK_DURATION, SIM_BUFFERS, Config, describe
 
 # A run's goodput of connection i, kept per run only to compute the index of
-# the mean goodputs (spec C.6); not a column of the points.
+# the mean goodputs (the other reading of s3.2's index); not a column of the points.
 CONNECTION_GOODPUT = "goodput_bps:"
 
 
@@ -57,7 +57,7 @@ class Expert(StudyBase):
         return describe(Config.of(grid.labels, params))
 
     def measure(self, result: Result, config: Mapping[str, Any]) -> dict[str, float]:
-        """The study's metrics (s3.2, spec A.7) of one run. Efficiency and
+        """The study's metrics (s3.2) of one run. Efficiency and
         fairness are the core's (efficiency: TCP goodput over the loss-free
         goodput of the shaped VP, its rate times MSS / (53 MTU*)); FER and
         dead cells are the receivers' AAL5 counters."""
@@ -84,7 +84,8 @@ class Expert(StudyBase):
 
     def derive(self, points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         """``fairness_of_means``: Jain's index of the connections' mean
-        goodputs (spec C.6; ``fairness`` is the index per run, averaged); the
+        goodputs (the other reading of s3.2's index; ``fairness`` is the index
+        per run, averaged); the
         per-connection goodputs it is computed from are not kept."""
         conn = sorted((c for c in points.columns if c.startswith(CONNECTION_GOODPUT) and not c.endswith("_ci95")),
                       key=lambda c: int(c[len(CONNECTION_GOODPUT):]))
@@ -115,7 +116,7 @@ class Expert(StudyBase):
             out += [("E1/E3 efficiency, MTU 4352 (rows: buffer, cells)", policy_pivot(points, 4352)),
                     ("E6 (Fig. 11) efficiency against b, MTU 4352 (rows: buffer, cells)", b_pivot(points))]
         skipped = pd.DataFrame([describe(c) for c in _configurations.skipped()])
-        out.append(("the study's configurations not run: EPD threshold below one cell (spec C.2)",
+        out.append(("the study's configurations not run: EPD threshold below one cell (skipped, not clamped)",
                     skipped[["experiments", "mtu_bytes", "buffer_cells", "policy", "b", "epd_threshold_cells"]]))
         return out
 

@@ -1,5 +1,6 @@
 """The configurations of the EXPERT study: what one point is (:class:`Config`),
-the experiments E1-E8 (spec B), and the grids the kit runs.
+the experiments E1-E8 (docs/reproductions/expert.md, "The experiments"), and
+the grids the kit runs.
 
 Every point is one template, ``scenarios/expert/expert.toml``, with its
 parameters filled in (``n``, ``mtu``, ``buffer``, ``b``, ``dupack``,
@@ -28,16 +29,17 @@ from ...scenario import load
 from ...wire import cells
 from ..kit import Grid
 
-BUFFERS = (363, 544, 725, 906, 1088, 1360, 1632, 2176)  # spec C.1
+# 725, 1088, 1360, 2176: named in s4.1-s5.2; 363, 544, 906, 1632: atmlab's fill-in.
+BUFFERS = (363, 544, 725, 906, 1088, 1360, 1632, 2176)
 LOSS_FREE = 8192  # > 4 windows of 1092 cells: no loss
-SIM_BUFFERS = (725, 1088, 1360, 2176)  # spec C.13
-CAMPAIGN2_BUFFERS = (725, 1088, 2176)  # spec C.12
+SIM_BUFFERS = (725, 1088, 1360, 2176)  # s5.2 names 725 and 1088; the others atmlab's
+CAMPAIGN2_BUFFERS = (725, 1088, 2176)  # Fig. 10 (s4.3) is at 725; the others atmlab's
 MTUS = (4352, 9180)  # campaign I; campaign II runs 1500
 BOTTLENECK = "sw0->sw1"  # the shaped VP of the ASX-200
 QUICK_DURATION = "5 s"
 
 # The four switches of s5.3 (docs/models/tcp.md "Options of the measured stacks"),
-# also used for campaign II's hosts (spec A.3).
+# also used for campaign II's hosts (s5.3 models the s4.3 stacks with them).
 MODIFIED_TCP = {
     "backoff_reset": "rtt_sample",  # (1) backoff held until every retransmission is acknowledged
     "stretch_ack": "4 ms",  # (2) ACK only when a 4 ms timer fires
@@ -56,7 +58,8 @@ POLICY_KEYS = {v: k for k, v in POLICY_NAMES.items()}
 @functools.cache
 def frame_cells(mtu: int) -> int:
     """MTU*: the cells of a full-sized frame (one TCP segment of MSS = MTU - 40
-    bytes, LLC/SNAP, AAL5), by the core's arithmetic (spec A.4: 32, 91, 192)."""
+    bytes, LLC/SNAP, AAL5), by the core's arithmetic: (MTU + 16) / 48 cells,
+    rounded up (32, 91, 192 at MTU 1500, 4352, 9180)."""
     return cells(mtu - 40, proto="tcp", mtu=mtu).cells
 
 
@@ -87,7 +90,8 @@ class Config:
 
     @property
     def feasible(self) -> bool:
-        """An EPD threshold below one cell cannot be set (spec C.2): such points are skipped."""
+        """An EPD threshold below one cell cannot be set: such points are skipped
+        (atmlab's choice; docs/reproductions/expert.md)."""
         t = self.threshold
         return t is None or t >= 1
 
@@ -129,7 +133,8 @@ B_AXIS = (PPD, EPD(1), EPD(2), EPD(3), EPD(4))  # b = 0..4 (Figs 11, 14, 15)
 
 
 def experiments(quick: bool = False) -> dict[str, list[Config]]:
-    """The configurations of each experiment (spec B), infeasible ones included."""
+    """The configurations of each experiment (docs/reproductions/expert.md),
+    infeasible ones included."""
     if quick:
         return {
             "E1": [Config(buffer=LOSS_FREE, **UBR)] + [Config(buffer=725, **p) for p in (UBR, PPD, EPD(1))]
@@ -176,7 +181,7 @@ def runnable(quick: bool = False) -> list[Config]:
 
 
 def skipped(quick: bool = False) -> list[Config]:
-    """The configurations of the study's grid that cannot be set (EPDth < 1 cell, spec C.2)."""
+    """The configurations of the study's grid that cannot be set (EPDth < 1 cell)."""
     return [c for c in configurations(quick) if not c.feasible]
 
 

@@ -21,8 +21,9 @@ microseconds). The TCP and the hosts are the study's one set
 (``testbed.TCP``, ``testbed.tcp_hosts``: 4.3BSD-Tahoe's timers, whose RTO
 settles at the two-tick floor, 1 s, on this sub-tick round trip; H3 on both
 workstations). The check at CLR 1e-4 (table ``C.1 check``) shows what the
-choice of loss recovery (fast retransmit or not) does to this number (spec
-A6).
+choice of loss recovery (fast retransmit or not) does to this number: the
+reason for atmlab's choice of no fast retransmit (docs/reproductions/kpn.md,
+"Which loss recovery").
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ LEVELS = [(1e-6, 1_000_000, 30_000_000), (1e-5, 100_000, 30_000_000), (1e-4, 10_
 LOSS_FREE_BYTES = 30_000_000
 QUICK_LEVELS = [LEVELS[1], LEVELS[2], LEVELS[4]]
 QUICK_MTUS = [9188, 512]
-# The TCP loss-recovery check (spec A6): label, variant, max RTO.
+# The TCP loss-recovery check ("Which loss recovery"): label, variant, max RTO.
 SETTINGS = [
     ("no fast retransmit (vanilla), the choice", "vanilla", "64 s"),
     ("Tahoe (fast retransmit)", "tahoe", "64 s"),

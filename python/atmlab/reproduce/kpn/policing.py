@@ -5,8 +5,9 @@ rate (``hosts[].adapter.peak``, 10 Mbit/s in C.2); the Police Function Board
 at the PKI switch polices PCR 10 Mbit/s, SCR 3 Mbit/s and a burst tolerance
 BT in cells (400 ... 12800), discarding what does not conform
 (``vcs[].contract``, ``vcs[].upc = {at = "pki", action = "discard"}``).
-``ttcp -t -s -n100 -l50000``: 5e6 bytes (the text says "50 10^6 bytes"; the
-command line, exact everywhere else, gives 5e6: spec A4).
+``ttcp -t -s -n100 -l50000``: 5e6 bytes (the text says "50 10^6 bytes";
+atmlab follows the command line, whose n x l is the stated volume in every
+other ttcp experiment of the study).
 
 BT is read as a burst of cells (``reading = "mbs"``, primary): a VBR.1
 contract with MBS = BT, i.e. BT cells may pass back to back at the PCR (the

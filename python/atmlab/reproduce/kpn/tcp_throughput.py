@@ -25,13 +25,15 @@ H3's unrestricted rate (``model_mbps``; the slow start with a delayed first
 ACK adds up to 0.2 s). Where the model departs: the measured knee is soft
 (47.35 at 87.3 Mb falling gradually to 40.4 at 45 Mb) where max() is sharp;
 one T_d / T_c pair for both hosts puts the ceiling between the two measured
-ones; EMMA1 at 5 and 2 Mb (3.005 and 1.509, about 2/3 and 4/5 of EMMA2's) is
-anomalous and not fitted (spec section 4); the 45 Mb row is an OCR repair
-(spec A3).
+ones; EMMA1 at 5 and 2 Mb (3.005 and 1.509, about 2/3 and 4/5 of EMMA2's,
+where the directions agree within 4 % from 10 to 40 Mb) is read as anomalous
+and not fitted (atmlab's reading); the 45 Mb row is an OCR repair (the
+reference table's note: printed after the table, directions inferred).
 
-Units (spec A1): ttcp's figures are read as KB/s (1024 bytes) x 8 / 1000,
-i.e. printed = true / 1.024. ``throughput_mbps_printed_units`` = simulated
-true Mb/s / 1.024 is compared with the printed value within
+Units: ttcp prints KB/s of 1024 bytes (docs/references.md, "ttcp"); atmlab
+reads the study's Mb/s as those KB/s x 8 / 1000, i.e. printed = true / 1.024
+(the study does not say how it converted; docs/reproductions/kpn.md).
+``throughput_mbps_printed_units`` = simulated true Mb/s / 1.024 is compared with the printed value within
 :data:`TOLERANCE` (the same as comparing transfer times T = 234.375 /
 printed s); ``throughput_mbps`` is the other convention (printed = true
 Mb/s). Table 10's cells are the measured averages of Table 9 (the same
@@ -52,15 +54,16 @@ from .common import beside, grid, of, plots, pyplot, save
 
 BYTES = tcp_cells.BYTES  # ttcp -n600 -l50000
 MTU = testbed.MTU  # Table 11
-STUDY_UNIT = 1.024  # spec A1: printed = true / 1.024
+STUDY_UNIT = 1.024  # ttcp's KB/s (1024 bytes) x 8 / 1000: printed = true / 1.024
 # +-10 %: ttcp's own timing is exact, but the study's one T_d / T_c pair
 # for both machines cannot follow the 4-22 % gap between the directions (its
 # own fit is 42.1 against the measured 46.6 and 43.4 at MTU 9188).
 TOLERANCE = Tolerance.relative(0.10)
 QUICK = {"10": [9188, 2048], "11": [87.3, 10.0]}
-UNCERTAIN = {45.0: "OCR repair (spec A3)"}
-ANOMALOUS = {("EMMA1 -> EMMA2", 5.0), ("EMMA1 -> EMMA2", 2.0)}  # spec section 4: do not fit
-A1 = "ttcp's Mb/s read as KB/s x 8 / 1000 (spec A1): simulated / 1.024"
+UNCERTAIN = {45.0: "OCR repair: row printed after the table, directions inferred"}
+# Far below EMMA2's at the same peak (2/3, 4/5): atmlab reads them as anomalous.
+ANOMALOUS = {("EMMA1 -> EMMA2", 5.0), ("EMMA1 -> EMMA2", 2.0)}
+A1 = "ttcp's Mb/s read as its KB/s (1024 bytes) x 8 / 1000: simulated / 1.024"
 # Per table: the reference table, what it sweeps (template parameter, column)
 # and the template's duration.
 TABLES = {"10": ("kpn/table10_tcp_throughput_vs_mtu", "mtu", "mtu_bytes", "600 s"),
@@ -94,7 +97,8 @@ def published() -> list[Published]:
     for r in reference.table(TABLES["11"][0]).itertuples():
         key = (r.direction, float(r.peak_rate_mbps))
         note = "; ".join(x for x in (A1, UNCERTAIN.get(key[1], ""),
-                                     "anomalous, not fitted (spec 4)" if key in ANOMALOUS else "") if x)
+                                     "anomalous (far below EMMA2's at the same peak), not fitted"
+                                     if key in ANOMALOUS else "") if x)
         out.append(Published("throughput_mbps_printed_units", float(r.throughput_mbps),
                              {"table": "11", "direction": key[0], "peak_rate_mbps": key[1]}, TOLERANCE,
                              "Mb/s (ttcp)", "Table 11", note))
@@ -160,4 +164,5 @@ def figure(table: str, column: str, df: pd.DataFrame, folder: Path) -> Path:
     ax.grid(alpha=0.3)
     section = {"10": "s7.5.4", "11": "s7.5.5"}[table]
     return save(fig, folder / f"kpn_table{table}.png",
-                f"van den Bergh 1995, {section}; H3: T_d 253 us, 7.74 us per cell on both hosts; units spec A1")
+                f"van den Bergh 1995, {section}; H3: T_d 253 us, 7.74 us per cell on both hosts; "
+                "units: ttcp's KB/s x 8 / 1000")

@@ -31,9 +31,10 @@ runs on one set of model choices (docs/reproductions/kpn.md):
 
 Host processing (per-datagram and per-cell costs, the adapter's 64 KB
 buffer, docs/models/hosts.md) is the study's own, one set per host and
-protocol (spec section 4, Annex A, s7.4.5, s7.5.4), wherever the same hosts
-run the same protocol: every TCP table (9, 10, 11, C.1, C.2, 12) uses H3 on
-both hosts (:func:`tcp_hosts`); the UDP tables 7 and 8 use H1 and H2.
+protocol (Annex A, s7.4.5, s7.5.4; H2 fitted to Table 8), wherever the
+same hosts run the same protocol: every TCP table (9, 10, 11, C.1, C.2, 12)
+uses H3 on both hosts (:func:`tcp_hosts`); the UDP tables 7 and 8 use H1
+and H2.
 Tables 5 and 6 count the cells of single bursts, which no host cost
 changes, and run without it:
 
@@ -45,9 +46,10 @@ changes, and run without it:
   costs c_a = 396 us whether or not it fits the SBA-200's 64 KB buffer
   (``per_datagram``), one that fits c_x = 413 us more (``per_cell`` = c_x /
   172 cells = 2.401 us); a write that does not fit is lost (``overflow =
-  "drop"``). c_a and c_x are the spec's one least-squares fit of T = N_gen
-  c_a + N_sent c_x over Table 8 (c_a + c_x = 809 us per 172-cell datagram,
-  H1's EMMA2 gives 830 us);
+  "drop"``). c_a and c_x are one least-squares fit of T = N_gen c_a +
+  N_sent c_x over Table 8 (derived in docs/reproductions/kpn.md, "The host
+  model"; c_a + c_x = 809 us per 172-cell datagram, H1's EMMA2 gives 830
+  us);
 * ``H3`` (TCP, Tables 10 and 11, both hosts, data and ACKs): s7.5.4's T_d =
   253 us and 4.24 us + T_c = 4.24 + 3.5 = 7.74 us per cell;
 * the SBA-200's 64 KB transmit buffer is ``SBA200_BUFFER`` = 1236 cells

@@ -2,7 +2,9 @@
 
 ``udpt -n 50000 -t 0 -s 8192 emma1`` (100000 datagrams at 20 Mb and below,
 the table's footnote), EMMA2 -> EMMA1, MTU 9188 (172 cells a datagram), the
-card's peak rate set to 87.3 ... 1 Mbit/s (a cell rate: spec 1.1). udpt
+card's peak rate set to 87.3 ... 1 Mbit/s (a cell rate, atmlab's reading:
+the study counts rates in 53-byte cells, s7.4.6: 230,000 to 235,000 cells/s
+"corresponds to a capacity of 97.5 to 99.6 Mb/s"). udpt
 writes faster than a shaped card sends; the SBA-200's 64 KB buffer
 (``adapter.buffer = "1236 cells"``) fills and the writes that do not fit are
 lost before the wire (``overflow = "drop"``), so fewer datagrams arrive the
@@ -10,11 +12,12 @@ lower the peak.
 
 Host model H2 (``testbed.H2_EMMA2``): every write costs c_a = 396 us
 (``per_datagram``, paid before the buffer check), one that fits c_x = 413 us
-more (``per_cell`` = 413 us / 172 cells). These are the spec's single
-least-squares fit of T = N_gen c_a + N_sent c_x over the whole table (spec
-section 4, H2), chosen once; nothing is tuned per row, and the 80 and 87.3
-Mb rows run with the same model (the spec's suggestion to treat them as
-unrestricted is not followed: the card setting is simulated as set).
+more (``per_cell`` = 413 us / 172 cells). These are one least-squares fit
+of T = N_gen c_a + N_sent c_x over the whole table (derived here from its 12
+rows: c_a = 396.2 us, c_x = 412.9 us; docs/reproductions/kpn.md, "The host
+model"), chosen once; nothing is tuned per row, and the 80 and 87.3 Mb rows
+run with the same model (running them unrestricted would be a per-row
+choice: the card setting is simulated as set).
 Because c_a and c_x come from this table, agreement in level is partly by
 construction; the fall of the delivered datagrams with the peak is the
 model's.
