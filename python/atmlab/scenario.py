@@ -29,6 +29,7 @@ from typing import Any, Union
 from . import _core
 from .errors import AtmlabError, ScenarioError, from_core
 from .expand import Origins, instantiate, key_path, locate
+from .files import check_depth, check_text_depth
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -97,6 +98,7 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
     """Reads a scenario from a TOML file, a JSON file (``.json``: the same
     structure), a bundled scenario name, or a mapping."""
     if isinstance(scenario, Mapping):
+        check_depth("<dict>", scenario)  # before anything walks it recursively
         try:
             template = json.loads(json.dumps(dict(scenario)))  # a deep, JSON-clean copy
         except (TypeError, ValueError) as e:
@@ -114,16 +116,20 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
 
 
 def _parse_toml(source: str, text: str) -> dict[str, Any]:
+    check_text_depth(source, text, toml=True)  # tomllib recurses into arrays and inline tables
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(source, "", f"malformed TOML: {e}") from None
+    check_depth(source, data)  # dotted keys and [a.b.c] headers nest without brackets
+    return data
 
 
 def _parse_json(source: str, text: str) -> dict[str, Any]:
     """A scenario written as JSON (a ``.json`` file): the same structure as
     the TOML form. A top-level ``"$schema"`` (the address of the scenario
     schema, for editors: ``atmlab schema``) is allowed and ignored."""
+    check_text_depth(source, text, toml=False)  # json.loads recurses
     try:
         data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except ValueError as e:

@@ -1,0 +1,80 @@
+"""Reading the files atmlab is given, with bounds.
+
+* A scenario's text may nest tables and arrays at most :data:`MAX_DEPTH`
+  deep (checked before the TOML or JSON parser, which recurse, and again
+  on the parsed data, which atmlab's own expansion walks recursively);
+  Python's recursion limit is then never what stops a scenario.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from itertools import accumulate
+from typing import Any
+
+from .errors import ScenarioError
+
+# How deep tables and arrays may nest in a scenario, the file's top level
+# being 1. The format needs about 6 (apps[3].rates.fgn...); the core's JSON
+# reader stops at 128, Python's parsers at several hundred (the interpreter's
+# recursion limit, less what the caller's stack already uses).
+MAX_DEPTH = 64
+
+
+# ------------------------------------------------------------------ depth
+
+# What the nesting scan skips: strings (TOML's four kinds, with up to two
+# quotes more before a multi-line string's closing delimiter, which are
+# part of it) and comments. An unterminated string runs to the end of its
+# line (its parser reports it).
+_TOML_SKIP = re.compile(r'"""(?:[^\\]|\\.)*?"""(?:"{0,2})|\'\'\'.*?\'\'\'(?:\'{0,2})'
+                        r'|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|#[^\n]*', re.DOTALL)
+_JSON_SKIP = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def text_depth(text: str, toml: bool) -> int:
+    """How deep arrays and tables nest in the TOML or JSON `text`, the top
+    level being 1 (a TOML document is a table without braces), read from
+    its brackets outside strings and comments: an upper bound of how deep
+    its parser will recurse. Tables of dotted keys and ``[a.b.c]`` headers
+    nest the data without nesting the parser; :func:`check_depth` counts
+    those on the parsed data."""
+    bare = (_TOML_SKIP if toml else _JSON_SKIP).sub(" ", text)
+    brackets = _NOT_BRACKET.sub("", bare)
+    return max(accumulate(_STEP[c] for c in brackets), default=0) + (1 if toml else 0)
+
+
+def check_text_depth(source: str, text: str, toml: bool) -> None:
+    """A :class:`ScenarioError` naming `source` if `text` nests deeper than
+    :data:`MAX_DEPTH`: checked before its parser, which recurses, runs."""
+    depth = text_depth(text, toml)
+    if depth > MAX_DEPTH:
+        raise ScenarioError(source, "", _too_deep(f"{depth} levels deep"))
+
+
+def _too_deep(how: str) -> str:
+    return f"too deep: arrays and tables nest {how}; a scenario may nest at most {MAX_DEPTH} (the format needs about 6)"
+
+
+def check_depth(source: str, data: Any) -> None:
+    """A :class:`ScenarioError` naming `source` and the top-level key if
+    the tables (mappings) and arrays (lists, tuples) of `data` nest deeper
+    than :data:`MAX_DEPTH`, `data` itself being level 1. Iterative: it
+    never recurses, whatever the depth."""
+    stack: list[tuple[Any, int, str]] = [(data, 1, "")]
+    while stack:
+        node, depth, top = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ScenarioError(source, top, _too_deep(f"more than {MAX_DEPTH} levels deep"))
+        if isinstance(node, Mapping):
+            items = node.items()
+        elif isinstance(node, list | tuple):
+            items = enumerate(node)
+        else:
+            continue
+        for key, value in items:
+            if isinstance(value, Mapping | list | tuple):
+                stack.append((value, depth + 1, top or (str(key) if depth == 1 else "")))
