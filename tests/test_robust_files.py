@@ -1,17 +1,24 @@
 """Files atmlab reads, under faults.
 
-Scenario files nested too deep for a recursive parser: one ``error:``
-line naming the file, exit status 2; never "internal error"."""
+Scenario files that are not what a scenario file should be: nested too
+deep for a recursive parser, not a regular file (a device, a FIFO, a
+socket, a folder), or too large. Each is one ``error:`` line naming the
+file, exit status 2, at once: never "internal error", a hang, or a read
+until memory runs out."""
 
 from __future__ import annotations
 
+import os
+import resource
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import atmlab
-from atmlab.files import MAX_DEPTH, text_depth
+from atmlab.files import MAX_DEPTH, MAX_FILE_BYTES, text_depth
 
 from conftest import ROOT, atmlab_cli
 
@@ -96,3 +103,83 @@ def test_brackets_in_strings_and_comments_are_not_nesting():
     for rel in ("nsource_lan.toml", "tcp-abr/wan.toml", "expert/expert.toml"):
         text = (ROOT / "python" / "atmlab" / "scenarios" / rel).read_text()
         assert 2 <= text_depth(text, toml=True) <= 6
+
+
+# --------------------------------------------------------- not a regular file
+
+def bounded_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`atmlab ARGS` with 4 GiB of address space and a minute: what it
+    would do unbounded (read /dev/zero until the machine's memory runs
+    out, wait on a FIFO for ever) fails the test instead."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    return subprocess.run([sys.executable, "-m", "atmlab.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60, preexec_fn=limit)
+
+
+def test_a_device_is_refused_not_read_until_memory_runs_out():
+    for device in ("/dev/zero", "/dev/null"):
+        p = bounded_cli("validate", device)
+        one_error_line(p, device, "cannot read it: a character device, not a regular file")
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    p = bounded_cli("validate", str(fifo))  # a hang fails here
+    one_error_line(p, fifo, "cannot read it: a FIFO (named pipe), not a regular file")
+
+
+def test_a_folder_and_a_socket_are_refused(tmp_path):
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    with pytest.raises(atmlab.ScenarioError, match=r"folder.toml: cannot read it: a folder, not a regular file$"):
+        atmlab.load(folder)
+    sock_path = tmp_path / "s.toml"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        with pytest.raises(atmlab.ScenarioError, match=r"s.toml: cannot read it: a socket, not a regular file$"):
+            atmlab.load(sock_path)
+
+
+def test_a_file_larger_than_the_limit_is_refused_after_reading_one_byte_more(tmp_path, monkeypatch):
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk used
+    one_error_line(atmlab_cli("validate", str(big)), big, "cannot read it: larger than 64 MiB")
+    # Reading stops at the limit, whatever the file's size says.
+    reads: list[int] = []
+    real_read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
+    with open(big, "r+b") as f:
+        f.truncate(10 * MAX_FILE_BYTES)
+    with pytest.raises(atmlab.ScenarioError, match="larger than 64 MiB"):
+        atmlab.load(big)
+    assert sum(reads) == MAX_FILE_BYTES + 1
+
+
+def test_a_file_at_the_limit_is_read(tmp_path):
+    path = tmp_path / "padded.toml"
+    text = (ROOT / "python" / "atmlab" / "scenarios" / "nsource_lan.toml").read_text()
+    path.write_text(text + "#" * (MAX_FILE_BYTES - len(text.encode()) - 1) + "\n")
+    assert path.stat().st_size == MAX_FILE_BYTES
+    assert atmlab.load(path).name == "nsource_lan"
+
+
+def test_a_rates_file_is_bounded_too(tmp_path, two_hosts):
+    fifo = tmp_path / "rates.txt"
+    os.mkfifo(fifo)
+    sc = {**two_hosts, "apps": [{"kind": "piecewise", "name": "p", "vc": "v", "interval": "1 ms",
+                                  "rates": {"file": str(fifo), "unit": "Mbit/s"}}]}
+    with pytest.raises(atmlab.ScenarioError) as e:
+        atmlab.load(sc)
+    assert e.value.path == "apps[0].rates.file" and "not a file" in e.value.message
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)
+    sc["apps"][0]["rates"]["file"] = str(big)
+    with pytest.raises(atmlab.ScenarioError) as e:
+        atmlab.load(sc)
+    assert e.value.path == "apps[0].rates.file" and "cannot read it: larger than 64 MiB" in e.value.message

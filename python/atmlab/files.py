@@ -1,25 +1,90 @@
 """Reading the files atmlab is given, with bounds.
 
-* A scenario's text may nest tables and arrays at most :data:`MAX_DEPTH`
-  deep (checked before the TOML or JSON parser, which recurse, and again
-  on the parsed data, which atmlab's own expansion walks recursively);
-  Python's recursion limit is then never what stops a scenario.
+* A scenario (or a file of rates it names) must be a regular file of at
+  most :data:`MAX_FILE_BYTES`: a FIFO, a device (``/dev/zero``), a socket
+  or a folder is refused before it is read, never read until memory runs
+  out or waited on for ever.
+* Its text may nest tables and arrays at most :data:`MAX_DEPTH` deep
+  (checked before the TOML or JSON parser, which recurse, and again on the
+  parsed data, which atmlab's own expansion walks recursively); Python's
+  recursion limit is then never what stops a scenario.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
 
 from .errors import ScenarioError
 
+# The largest scenario (or rates) file atmlab reads. The largest shipped
+# scenario is a few KiB; a scenario holding a long trace of rates inline
+# is a few MiB. Reading stops one byte beyond the limit.
+MAX_FILE_BYTES = 64 * 1024 * 1024
 # How deep tables and arrays may nest in a scenario, the file's top level
 # being 1. The format needs about 6 (apps[3].rates.fgn...); the core's JSON
 # reader stops at 128, Python's parsers at several hundred (the interpreter's
 # recursion limit, less what the caller's stack already uses).
 MAX_DEPTH = 64
+
+
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, or None for a regular one."""
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _refuse(what: str | None) -> None:
+    if what is not None:
+        raise ValueError(f"{what}, not a regular file")
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
+    """The contents of the regular file `path`, of at most `limit` bytes.
+
+    Raises ``ValueError`` saying what is wrong (a FIFO, a device, a socket,
+    a folder; larger than `limit`), ``OSError`` if it cannot be opened or
+    read. The file is opened without blocking, so that a FIFO is refused
+    rather than waited on, and checked on the open descriptor (no race
+    with a file replaced between a check and the open); at most
+    ``limit + 1`` bytes are read, whatever the file claims its size is."""
+    _refuse(_kind(os.stat(path).st_mode))  # a socket cannot even be opened
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse(_kind(os.fstat(fd).st_mode))  # what was opened, if it changed since
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit // (1024 * 1024)} MiB, the most atmlab reads from one file")
+    return data
+
+
+def read_text(source: str, path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+    """The text of the scenario file `path`; any problem is a
+    :class:`ScenarioError` naming `source` (the file) and saying what."""
+    try:
+        return read_bytes(path).decode(encoding)
+    except ValueError as e:  # UnicodeDecodeError is one too
+        raise ScenarioError(source, "", f"cannot read it: {e}") from None
+    except OSError as e:
+        raise ScenarioError(source, "", f"cannot read it: {e.strerror or e}") from None
 
 
 # ------------------------------------------------------------------ depth

@@ -29,7 +29,7 @@ from typing import Any, Union
 from . import _core
 from .errors import AtmlabError, ScenarioError, from_core
 from .expand import Origins, instantiate, key_path, locate
-from .files import check_depth, check_text_depth
+from .files import check_depth, check_text_depth, read_bytes, read_text
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -106,10 +106,7 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
         template.setdefault("name", "scenario")
         return _loaded(template, "<dict>")
     path = resolve(scenario)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(str(path), "", f"cannot read: {e}") from None
+    text = read_text(str(path), path)  # a regular file of bounded size
     data = _parse_json(str(path), text) if path.suffix.lower() == ".json" else _parse_toml(str(path), text)
     data.setdefault("name", path.stem)
     return _loaded(data, str(path))
@@ -235,8 +232,8 @@ def read_rates(source: str, where: str, table: dict[str, Any]) -> list[str]:
             raise ScenarioError(source, fwhere, f"{shown}: no such file")
         if not path.is_file():
             raise ScenarioError(source, fwhere, f"{shown}: not a file")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_bytes(path).decode("utf-8-sig")  # at most MAX_FILE_BYTES
+    except (OSError, ValueError) as e:  # UnicodeDecodeError, a file too large
         raise ScenarioError(source, fwhere, f"{shown}: cannot read it: {e}") from None
     rates = [_rate_text(v, unit) for v in _rate_values(source, fwhere, shown, text, path.suffix.lower() == ".csv")]
     if not rates:
