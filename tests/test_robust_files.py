@@ -1,26 +1,37 @@
-"""Files atmlab reads, under faults.
+"""Files atmlab reads and writes, under faults.
 
 Scenario files that are not what a scenario file should be: nested too
 deep for a recursive parser, not a regular file (a device, a FIFO, a
 socket, a folder), or too large. Each is one ``error:`` line naming the
 file, exit status 2, at once: never "internal error", a hang, or a read
-until memory runs out."""
+until memory runs out.
+
+Exports (``atmlab results --csv/--parquet``) onto a full disk: one line
+naming the file, and no part of a file left behind (the old file, if
+any, as it was)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
+from click.testing import CliRunner
 
 import atmlab
+from atmlab.cli import main
 from atmlab.files import MAX_DEPTH, MAX_FILE_BYTES, text_depth
 
-from conftest import ROOT, atmlab_cli
+from conftest import ROOT, TWO_HOSTS, atmlab_cli, voice_sweep
+from test_robust_db import in_mount_namespace, mount_namespace  # noqa: F401 (a fixture)
 
 
 def one_error_line(p: subprocess.CompletedProcess[str], path: Path | str, says: str) -> None:
@@ -183,3 +194,65 @@ def test_a_rates_file_is_bounded_too(tmp_path, two_hosts):
     with pytest.raises(atmlab.ScenarioError) as e:
         atmlab.load(sc)
     assert e.value.path == "apps[0].rates.file" and "cannot read it: larger than 64 MiB" in e.value.message
+
+
+# ---------------------------------------------------------------- exports onto a full disk
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("export") / "r.sqlite"
+    atmlab.Sweep(voice_sweep(TWO_HOSTS, n_values=(1, 2, 3)), replications=2).run(db, jobs=1)
+    return db
+
+
+def disk_full_after(monkeypatch: pytest.MonkeyPatch, method: str) -> None:
+    """DataFrame.`method` writes part of its file, then the disk is full."""
+
+    def write(self: pd.DataFrame, path: Any, *args: Any, **kwargs: Any) -> None:
+        Path(path).write_bytes(b"run_id,sweep,scen")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(pd.DataFrame, method, write)
+
+
+@pytest.mark.parametrize("option, method", [("--csv", "to_csv"), ("--parquet", "to_parquet")])
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "replaced"])
+def test_an_export_onto_a_full_disk_leaves_no_part_of_a_file(small_db, tmp_path, monkeypatch, option, method,
+                                                               existing):
+    out = tmp_path / f"runs.{option[2:]}"
+    if existing:
+        out.write_text("the export of yesterday\n")
+    disk_full_after(monkeypatch, method)
+    r = CliRunner().invoke(main, ["results", "--db", str(small_db), option, str(out)])
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+    kept = "the file is as it was" if existing else "no file was written"
+    assert r.stderr == f"error: {out}: cannot write it: No space left on device; {kept}\n"
+    assert [p.name for p in tmp_path.iterdir()] == ([out.name] if existing else [])  # no temporary left
+    if existing:
+        assert out.read_text() == "the export of yesterday\n"
+
+
+def test_an_export_is_whole_and_readable_like_any_new_file(small_db, tmp_path):
+    out = tmp_path / "runs.csv"
+    r = CliRunner().invoke(main, ["results", "--db", str(small_db), "--csv", str(out)])
+    assert r.exit_code == 0, r.output
+    assert len(pd.read_csv(out)) == 12 and [p.name for p in tmp_path.iterdir()] == ["runs.csv"]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask  # not mkstemp's 0600
+
+
+def test_an_export_onto_a_really_full_disk(small_db, tmp_path, mount_namespace):
+    """A 16 KiB tmpfs filled up, in a private mount namespace."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = ('mount -t tmpfs -o size=16k tmpfs "$0" || exit 99\n'
+              'cat /dev/zero > "$0/filler" 2> /dev/null\n'
+              f'{sys.executable} -m atmlab.cli results --db {small_db} --csv "$0/runs.csv"\n'
+              'echo "exit $?" >&2\n'
+              'ls -A "$0"\n')
+    p = in_mount_namespace(script, str(disk))
+    error, status = p.stderr.strip().splitlines()
+    assert status == "exit 2" and "Traceback" not in p.stderr, p.stderr
+    assert error == f"error: {disk}/runs.csv: cannot write it: No space left on device; no file was written"
+    assert p.stdout == "filler\n", "nothing of the export left on the disk"

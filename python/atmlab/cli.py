@@ -450,12 +450,14 @@ def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status
     if note:
         out.print(note, soft_wrap=True)
     if csv_path or parquet_path:
+        from .files import write_atomically  # a full disk leaves no part of a file, and names it
+
         table = _with_units(df)
         if csv_path:
-            table.to_csv(csv_path, index=False)
+            write_atomically(csv_path, lambda tmp: table.to_csv(tmp, index=False))
             out.print(f"wrote {len(df)} runs to {csv_path}")
         if parquet_path:
-            table.to_parquet(parquet_path, index=False)
+            write_atomically(parquet_path, lambda tmp: table.to_parquet(tmp, index=False))
             out.print(f"wrote {len(df)} runs to {parquet_path}")
         return
     _print_runs(df, title=f"{len(df)} runs" + (f" of {chosen}" if chosen else "") + f" in {db}; --csv or "

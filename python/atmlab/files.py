@@ -1,4 +1,5 @@
-"""Reading the files atmlab is given, with bounds.
+"""Reading and writing the files atmlab is given, with bounds and no
+half-written results.
 
 * A scenario (or a file of rates it names) must be a regular file of at
   most :data:`MAX_FILE_BYTES`: a FIFO, a device (``/dev/zero``), a socket
@@ -8,6 +9,9 @@
   (checked before the TOML or JSON parser, which recurse, and again on the
   parsed data, which atmlab's own expansion walks recursively); Python's
   recursion limit is then never what stops a scenario.
+* An exported table is written to a temporary file in the destination's
+  folder and renamed into place (:func:`write_atomically`): a full disk
+  leaves the old file, or none, never a truncated one.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import AtmlabError, ScenarioError
 
 # The largest scenario (or rates) file atmlab reads. The largest shipped
 # scenario is a few KiB; a scenario holding a long trace of rates inline
@@ -143,3 +149,49 @@ def check_depth(source: str, data: Any) -> None:
         for key, value in items:
             if isinstance(value, Mapping | list | tuple):
                 stack.append((value, depth + 1, top or (str(key) if depth == 1 else "")))
+
+
+# ---------------------------------------------------------------- writing
+
+def write_atomically(path: str | os.PathLike[str], write: Callable[[Path], object]) -> None:
+    """Calls ``write(tmp)`` to write a temporary file in `path`'s folder,
+    then renames it to `path`: readers see the old file or the whole new
+    one, never a part. If writing fails (a full disk), the temporary file
+    is removed, `path` is left as it was, and the error is an
+    :class:`AtmlabError` naming `path`."""
+    target = Path(path)
+    folder = target.parent
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        why = f"non-existent directory {folder}" if not folder.is_dir() else (e.strerror or str(e))
+        raise AtmlabError(f"{target}: cannot write it: {why}") from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:  # on the disk before the rename makes it the file
+            os.fsync(f.fileno())
+        _keep_mode(tmp, target)
+        os.replace(tmp, target)
+    except BaseException as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            kept = "the file is as it was" if target.exists() else "no file was written"
+            raise AtmlabError(f"{target}: cannot write it: {e.strerror or e}; {kept}") from None
+        raise
+
+
+def _keep_mode(tmp: Path, target: Path) -> None:
+    """Gives the new file the permissions an ordinary new file (or the file
+    it replaces) would have: mkstemp makes it readable by its owner only."""
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(tmp, mode)
