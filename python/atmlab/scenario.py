@@ -28,7 +28,7 @@ from typing import Any, Union
 
 from . import _core
 from .errors import AtmlabError, ScenarioError, from_core
-from .expand import Origins, instantiate, key_path, locate
+from .expand import Origins, instantiate, key_path, locate, sweep_dimensions
 from .files import check_depth, check_text_depth, read_bytes, read_text
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -89,6 +89,7 @@ def resolve(spec: str | os.PathLike[str]) -> Path:
 
 
 def _loaded(template: dict[str, Any], source: str) -> LoadedScenario:
+    sweep_dimensions(source, template)  # a [sweep] that is no table of swept keys: an error for a run too
     _read_rate_files(source, template)
     data, origins = instantiate(source, template, {})
     return LoadedScenario(template, data, source, origins)
