@@ -324,6 +324,16 @@ def _kib(size: str) -> str:
     return size
 
 
+def _ci_metric(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    """--ci-metric, checked before anything runs (a name that is no metric
+    would run every point to the replication cap)."""
+    from .sweep import ci_metric_problem
+
+    if (problem := ci_metric_problem(name)) is not None:
+        raise click.BadParameter(problem, ctx, param)
+    return name
+
+
 @main.command(help="Run every point of SCENARIO's [sweep], replicated, into a results database.\n\n"
               "Finished runs are skipped, so an interrupted sweep resumes where it stopped; a failed run is "
               "recorded with its error and does not stop the sweep. SCENARIO is " + SCENARIO_HELP + ".")
@@ -340,7 +350,8 @@ def _kib(size: str) -> str:
               help="Run on a Dask distributed scheduler at ADDRESS, or on a LocalCluster with 'local'.")
 @click.option("--ci-target", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Add replications until the 95%% CI half-width of --ci-metric is at most this.")
-@click.option("--ci-metric", default="efficiency", show_default=True, help="The metric --ci-target applies to.")
+@click.option("--ci-metric", default="efficiency", show_default=True, callback=_ci_metric,
+              help="The metric --ci-target applies to (a run-level metric: a column of `atmlab results`).")
 @click.option("--max-replications", type=COUNT, default=30, show_default=True,
               help="The cap for --ci-target.")
 @click.option("--dry-run", is_flag=True, help="List the points and runs without running them.")

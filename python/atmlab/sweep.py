@@ -73,6 +73,15 @@ class SweepOutcome:
         return outcome_html(self)
 
 
+def ci_metric_problem(name: object) -> str | None:
+    """Why `name` cannot be the metric of a confidence-interval target, or
+    None if it can: it must be a run-level metric (the columns of
+    :func:`results`), else every point would run to the replication cap."""
+    if isinstance(name, str) and name in RUN_METRICS:
+        return None
+    return f"{name!r} is not a run-level metric; use one of: {', '.join(RUN_METRICS)}"
+
+
 @functools.cache
 def provenance() -> dict[str, Any]:
     """The atmlab version, the git commit and whether the tree had
@@ -125,6 +134,8 @@ class Sweep:
             raise ArgumentError(f"max_replications ({max_replications}) is below replications ({replications})")
         if seed is not None:
             seed = checked_int("seed", seed, 0)
+        if (problem := ci_metric_problem(ci_metric)) is not None:
+            raise ArgumentError(f"ci_metric {problem}")
         if ci_target is not None and (isinstance(ci_target, bool) or not isinstance(ci_target, int | float)
                                       or not ci_target > 0):
             raise ArgumentError(f"ci_target must be a positive number, not {ci_target!r}")
