@@ -352,18 +352,18 @@ def _ci_metric(ctx: click.Context, param: click.Parameter, name: str) -> str:
               help="Add replications until the 95%% CI half-width of --ci-metric is at most this.")
 @click.option("--ci-metric", default="efficiency", show_default=True, callback=_ci_metric,
               help="The metric --ci-target applies to (a run-level metric: a column of `atmlab results`).")
-@click.option("--max-replications", type=COUNT, default=30, show_default=True,
-              help="The cap for --ci-target.")
+@click.option("--max-replications", type=COUNT, default=None,
+              help="The cap for --ci-target.  [default: 30, or --replications if more]")
 @click.option("--dry-run", is_flag=True, help="List the points and runs without running them.")
 def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: int | None, dask: str | None,
-          ci_target: float | None, ci_metric: str, max_replications: int, dry_run: bool) -> None:
-    if max_replications < replications:
+          ci_target: float | None, ci_metric: str, max_replications: int | None, dry_run: bool) -> None:
+    if ci_target is not None and max_replications is not None and max_replications < replications:
         raise click.BadParameter("is below --replications", param_hint="--max-replications")
     s = Sweep(scenario, replications=replications, seed=seed, ci_target=ci_target, ci_metric=ci_metric,
               max_replications=max_replications)
     out.print(f"[bold]{s.name}[/]: {len(s.points)} points x {s.replications} replications = "
               f"{len(s.points) * s.replications} runs (seed {s.seed})"
-              + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {max_replications})"
+              + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {s.max_replications})"
                  if ci_target else ""))
     if dry_run:
         _print_table("", [escape(h) for h in ("point", *s.param_names, "scenario hash")],

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+# The most replications a --ci-target adds up to, unless told (or -r is more).
+DEFAULT_MAX_REPLICATIONS = 30
+
 # Columns of `results()` and `Sweep.summary()` that are not parameters: a
 # parameter may not take one of these names.
 RESULT_COLUMNS = frozenset({
@@ -113,7 +116,9 @@ class Sweep:
     ``replications`` runs per point (independent seeds); with
     ``ci_target``, more are added to each point until the 95% confidence
     interval of ``ci_metric`` has at most that half-width, or
-    ``max_replications`` is reached. ``seed`` (default: the scenario's
+    ``max_replications`` is reached (default: 30, or ``replications`` if
+    more; without ``ci_target`` it has no use, and is not checked against
+    ``replications``). ``seed`` (default: the scenario's
     ``simulation.seed``) is a whole number from 0 to 2^63 - 1, what the
     results database stores; a bad argument is an :class:`ArgumentError`.
     """
@@ -126,11 +131,13 @@ class Sweep:
         seed: int | None = None,
         ci_target: float | None = None,
         ci_metric: str = "efficiency",
-        max_replications: int = 30,
+        max_replications: int | None = None,
     ) -> None:
         replications = checked_int("replications", replications, 1)
+        if max_replications is None:
+            max_replications = max(DEFAULT_MAX_REPLICATIONS, replications)
         max_replications = checked_int("max_replications", max_replications, 1)
-        if max_replications < replications:
+        if ci_target is not None and max_replications < replications:
             raise ArgumentError(f"max_replications ({max_replications}) is below replications ({replications})")
         if seed is not None:
             seed = checked_int("seed", seed, 0)
