@@ -15,6 +15,7 @@ too.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
 import signal
@@ -271,7 +272,11 @@ class DaskCluster:
             self._client = Client(self._cluster)
             self.name = f"Dask LocalCluster ({len(self._cluster.workers)} workers)"
         else:
-            self._client = Client(address, timeout=30)
+            check_scheduler(address, DASK_CONNECT_S)
+            try:
+                self._client = Client(address, timeout=DASK_CONNECT_S)
+            except Exception as e:  # anything that went wrong on the way: the address is the user's to check
+                raise AtmlabError(_no_scheduler(address, _reason(e))) from None
             self.name = f"Dask cluster at {address}"
 
     def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
@@ -296,6 +301,67 @@ class DaskCluster:
             self._cluster.close()
 
 
+# How long connecting to a Dask scheduler, and its handshake, may take.
+DASK_CONNECT_S = 10.0
+
+
+def check_scheduler(address: str, timeout: float = DASK_CONNECT_S) -> None:
+    """Raises an :class:`AtmlabError` naming `address` unless a Dask
+    scheduler answers there with Dask's handshake within `timeout` seconds.
+
+    dask.distributed's own connect waits for ever on a server that accepts
+    and says nothing, and reads another server's bytes (an HTTP or SSH
+    server's) as frame lengths, failing with a MemoryError of some
+    exbibytes; this handshake is bounded in time and any failure is one
+    error. It runs in a thread of its own, whatever event loop the caller
+    runs (a notebook's)."""
+    outcome: list[BaseException | None] = []
+
+    async def handshake() -> None:
+        from distributed.comm import connect
+
+        comm = await connect(address, timeout=timeout)
+        try:
+            if not isinstance(comm.remote_info, dict) or "pickle-protocol" not in comm.remote_info:
+                raise ValueError("what it sent is not Dask's handshake")
+        finally:
+            comm.abort()
+
+    def probe() -> None:
+        try:
+            asyncio.run(asyncio.wait_for(handshake(), timeout + 2))  # connect's own timeout says more
+            outcome.append(None)
+        except BaseException as e:  # noqa: BLE001 - reported to the caller's thread
+            outcome.append(e)
+
+    thread = threading.Thread(target=probe, name="atmlab-dask-handshake", daemon=True)
+    thread.start()
+    thread.join(timeout + 7)
+    if not outcome:  # pragma: no cover - asyncio's own timeout failed to end the probe
+        raise AtmlabError(_no_scheduler(address, f"no answer within {timeout:g} s"))
+    if outcome[0] is not None:
+        raise AtmlabError(_no_scheduler(address, _reason(outcome[0], timeout)))
+
+
+def _reason(e: BaseException, timeout: float = DASK_CONNECT_S) -> str:
+    if isinstance(e, asyncio.TimeoutError | TimeoutError):
+        return f"no Dask handshake within {timeout:g} s"
+    if isinstance(e, OSError):  # refused, unreachable, timed out (the last failure of its retries after it)
+        root = e
+        while root.__cause__ is not None or root.__context__ is not None:
+            root = root.__cause__ or root.__context__  # type: ignore[assignment]
+        why = root.strerror if isinstance(root, OSError) and root is not e and root.strerror else None
+        return (str(e) or type(e).__name__) + (f" ({why})" if why else "")
+    if isinstance(e, ValueError):  # a malformed address, or not Dask's handshake
+        return str(e)
+    return f"what it sent is not Dask's handshake ({type(e).__name__})"
+
+
+def _no_scheduler(address: str, reason: str) -> str:
+    return (f"--dask {address}: no Dask scheduler answers there: {reason}; give the address of a running "
+            "scheduler (tcp://HOST:8786), or --dask local")
+
+
 def require_dask() -> None:
     """Raises an :class:`AtmlabError` naming the extra to install if
     dask.distributed is missing."""
@@ -315,6 +381,10 @@ class Shared:
             require_dask()  # before anything is opened or started
         self.jobs, self.dask = jobs, dask
         self._executor: Executor | None = InProcess() if jobs == 1 and not dask else None
+        if dask and dask != "local":
+            # Connected now: an address where no scheduler answers is an error before the
+            # results database is created, not after.
+            self._executor = DaskCluster(dask, jobs)
 
     @property
     def name(self) -> str:
