@@ -67,6 +67,9 @@ class AtmlabGroup(click.Group):
             _fail(str(e))
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors and --help: click's own output
+        except KeyboardInterrupt:  # Ctrl-C (a run stops within a fraction of a second)
+            err.print("[yellow]interrupted[/]")
+            sys.exit(130)
         except OSError as e:
             if e.errno == errno.EPIPE:
                 raise  # `atmlab results | head`: click ends quietly

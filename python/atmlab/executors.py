@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -69,15 +70,19 @@ def _text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def execute(spec: RunSpec) -> RunRecord:
+def execute(spec: RunSpec, interrupt: Callable[[], bool] | None = None) -> RunRecord:
     """Runs one scenario. Never raises (but for KeyboardInterrupt and
-    SystemExit): a failure is a record with its error."""
+    SystemExit): a failure is a record with its error. `interrupt`, asked
+    every few tens of milliseconds while the run simulates, ends it with
+    KeyboardInterrupt when it returns true (so does Ctrl-C, with Python's
+    own handler)."""
     started, t0 = _now(), time.perf_counter()
     status, error, result = "ok", None, None
     try:
         from . import _core  # imported in the worker
 
-        result = _core.run(spec.scenario_json, spec.seed, spec.replication)
+        args = (spec.scenario_json, spec.seed, spec.replication)
+        result = _core.run(*args) if interrupt is None else _core.run(*args, None, None, interrupt)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a failed run is recorded, it does not stop the sweep
@@ -109,16 +114,54 @@ class Executor(Protocol):
 
 
 class InProcess:
-    """Runs one after the other in this process (``--jobs 1``)."""
+    """Runs one after the other in this process (``--jobs 1``).
+
+    Ctrl-C stops the run being simulated within a fraction of a second
+    (the core lets the handler run, :func:`execute`) and the sweep with it;
+    a run that finished before is stored first (:func:`deferred_interrupt`):
+    while the records are taken, Ctrl-C only takes note, and the next run
+    does not start."""
 
     name = "in-process"
 
     def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
-        for spec in specs:
-            yield execute(spec)
+        with deferred_interrupt() as interrupted:
+            for spec in specs:
+                if interrupted():
+                    raise KeyboardInterrupt
+                yield execute(spec, interrupted)
+            if interrupted():  # during the last run's record
+                raise KeyboardInterrupt
 
     def close(self) -> None:
         pass
+
+
+@contextmanager
+def deferred_interrupt() -> Iterator[Callable[[], bool]]:
+    """While in effect, Ctrl-C (SIGINT) does not raise KeyboardInterrupt
+    where Python happens to be, which could be between a run's end and its
+    record being stored, and lose a finished run: it is noted, and the
+    function yielded tells whether it was. A second Ctrl-C raises at once
+    (a way out of anything that hangs). Only in the main thread, and only
+    if SIGINT has Python's default handler (not ignored, not someone
+    else's); else the function always says no and nothing changes."""
+    noted = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield noted.is_set
+        return
+
+    def note(signum: int, frame: object) -> None:
+        if noted.is_set():
+            raise KeyboardInterrupt
+        noted.set()
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield noted.is_set
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # ------------------------------------------------- workers die with their parent

@@ -405,6 +405,16 @@ class Store:
         done = set(self._db.execute("SELECT scenario_hash, seed, replication FROM runs WHERE status = 'ok'"))
         return {k for k in keys if k in done}
 
+    @_guarded("read it")
+    def count_ok(self, sweep: str, seed: int, hashes: Iterable[str]) -> int:
+        """How many runs of `sweep` with `seed` and one of the scenario
+        `hashes` are stored with status ``ok`` (without pandas: what an
+        interrupted sweep says before it exits)."""
+        wanted = set(hashes)
+        rows = self._db.execute("SELECT scenario_hash FROM runs WHERE sweep = ? AND seed = ? AND status = 'ok'",
+                                (sweep, seed))
+        return sum(1 for (h,) in rows if h in wanted)
+
     @_guarded("store a run")
     def record(self, rec: RunRecord) -> int:
         """Stores one run (replacing an earlier failed attempt), atomically."""

@@ -236,7 +236,7 @@ class Sweep:
                 except KeyboardInterrupt:
                     outcome.interrupted = True
                 outcome.executor = runner.name
-                outcome.runs = int(len(self._runs(store)))
+                outcome.runs = store.count_ok(self.name, self.seed, self._jsons)
         finally:
             if own:
                 runner.close()
