@@ -185,7 +185,8 @@ pub struct Simulation {
     /// Reused buffer for the segments a TCP event sends.
     scratch: Vec<TcpSegment>,
     max_cells_held: u64,
-    /// The memory guard looks again once this many cells have been created.
+    /// The memory guard looks again once this many cells (and records'
+    /// worth, [`Simulation::guard_clock`]) have been made.
     guard_next: u64,
     /// Why the run stopped early (the memory guard), if it did.
     stopped: Option<String>,
@@ -205,6 +206,10 @@ struct EfficiencyRef {
 struct Counts {
     /// Cells created (AAL5 frames' and cell sources').
     cells_created: u64,
+    /// Frames sent and datagrams queued for a host's sending or receiving
+    /// CPU, in the cells their records count for the memory guard
+    /// (`guard.rs`).
+    records_made: u64,
     /// Cell sources' cells created, received at their sinks, and lost.
     raw_created: u64,
     raw_received: u64,
@@ -512,7 +517,7 @@ impl Simulation {
             };
             self.now = t;
             self.counts.events += 1;
-            if self.counts.cells_created >= self.guard_next && self.over_limit() {
+            if self.guard_clock() >= self.guard_next && self.over_limit() {
                 return true;
             }
             if self.stopped.is_some() {
