@@ -122,7 +122,7 @@ _FAULTS: dict[int, tuple[str, str]] = {
 BUSY_TIMEOUT_S = 5.0
 
 
-def lock_holders(path: Path) -> str:
+def _lock_holders(path: Path) -> str:
     """" (by process 4242: sqlite3 results/atmlab.sqlite)": the processes
     holding a lock on the database `path` or its side files, from Linux's
     /proc/locks; "" where that cannot be known."""
@@ -361,7 +361,7 @@ class Store:
         code = cause.sqlite_errorcode & 0xFF if cause is not None else -1
         what, todo = _FAULTS.get(code, ("an SQLite error", _ELSEWHERE))
         if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-            what = f"another process has held it locked for {BUSY_TIMEOUT_S:g} s{lock_holders(self.path)}"
+            what = f"another process has held it locked for {BUSY_TIMEOUT_S:g} s{_lock_holders(self.path)}"
         if doing == "store a run":
             todo += ", and run the same command again: every run stored before is kept, and the sweep resumes"
         return ResultsDatabaseError(f"{self.path}: cannot {doing}: {what} ({cause or e}); {todo}")
