@@ -93,7 +93,7 @@ def test_api_seed_and_replication_out_of_range(two_hosts, value):
     ({"replications": True}, f"replications must be a whole number from 1 to {TOP}, not True"),
     ({"replications": BIG}, f"replications must be a whole number from 1 to {TOP}"),
     ({"max_replications": 0}, f"max_replications must be a whole number from 1 to {TOP}"),
-    ({"replications": 5, "max_replications": 4}, "max_replications (4) is below replications (5)"),
+    ({"replications": 5, "max_replications": 4, "ci_target": 0.1}, "max_replications (4) is below replications (5)"),
     ({"ci_target": 0}, "ci_target must be a positive number"),
     ({"ci_target": True}, "ci_target must be a positive number"),
 ])

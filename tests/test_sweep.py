@@ -83,11 +83,11 @@ def test_a_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, two_host
 
     real, calls = core.run, {"n": 0}
 
-    def flaky(js, seed, rep):
+    def flaky(js, seed, rep, *more):  # more: progress, pcap_dir, interrupt
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("injected failure")
-        return real(js, seed, rep)
+        return real(js, seed, rep, *more)
 
     monkeypatch.setattr(core, "run", flaky)
     db = tmp_path / "r.sqlite"

@@ -65,6 +65,9 @@ class AtmlabGroup(click.Group):
             _fail(lines[0], lines[1:])
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors and --help: click's own output
+        except KeyboardInterrupt:  # Ctrl-C (a run stops within a fraction of a second)
+            err.print("[yellow]interrupted[/]")
+            sys.exit(130)
         except OSError as e:
             if e.errno == errno.EPIPE:
                 raise  # `atmlab results | head`: click ends quietly
@@ -359,6 +362,16 @@ def _kib(size: str) -> str:
     return size
 
 
+def _ci_metric(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    """--ci-metric, checked before anything runs (a name that is no metric
+    would run every point to the replication cap)."""
+    from .sweep import ci_metric_problem
+
+    if (problem := ci_metric_problem(name)) is not None:
+        raise click.BadParameter(problem, ctx, param)
+    return name
+
+
 @main.command(help="Run every point of SCENARIO's [sweep], replicated, into a results database.\n\n"
               "Finished runs are skipped, so an interrupted sweep resumes where it stopped; a failed run is "
               "recorded with its error and does not stop the sweep. SCENARIO is " + SCENARIO_HELP + ".")
@@ -375,22 +388,23 @@ def _kib(size: str) -> str:
               help="Run on a Dask distributed scheduler at ADDRESS, or on a LocalCluster with 'local'.")
 @click.option("--ci-target", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Add replications until the 95%% CI half-width of --ci-metric is at most this.")
-@click.option("--ci-metric", default="efficiency", show_default=True, help="The metric --ci-target applies to.")
-@click.option("--max-replications", type=COUNT, default=30, show_default=True,
-              help="The cap for --ci-target.")
+@click.option("--ci-metric", default="efficiency", show_default=True, callback=_ci_metric,
+              help="The metric --ci-target applies to (a run-level metric: a column of `atmlab results`).")
+@click.option("--max-replications", type=COUNT, default=None,
+              help="The cap for --ci-target.  [default: 30, or --replications if more]")
 @click.option("--dry-run", is_flag=True,
               help="Check every point (built as its run would build it) and list the points and runs; run nothing.")
 @_set_option
 def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: int | None, dask: str | None,
-          ci_target: float | None, ci_metric: str, max_replications: int, dry_run: bool,
+          ci_target: float | None, ci_metric: str, max_replications: int | None, dry_run: bool,
           overrides: tuple[str, ...]) -> None:
-    if max_replications < replications:
+    if ci_target is not None and max_replications is not None and max_replications < replications:
         raise click.BadParameter("is below --replications", param_hint="--max-replications")
     s = Sweep(scenario, replications=replications, seed=seed, ci_target=ci_target, ci_metric=ci_metric,
               max_replications=max_replications, overrides=overrides)
     out.print(f"[bold]{escape(s.label)}[/]: {len(s.points)} points x {s.replications} replications = "
               f"{len(s.points) * s.replications} runs (seed {s.seed})"
-              + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {max_replications})"
+              + (f"; until the 95% CI of {ci_metric} is within +/-{ci_target:g} (at most {s.max_replications})"
                  if ci_target else ""))
     if dry_run:
         _print_table("", [escape(h) for h in ("point", *s.param_names, "scenario hash")],
@@ -518,12 +532,14 @@ def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status
     if mixed:
         err.print(f"[yellow]{escape(mixed)}[/]", soft_wrap=True)
     if csv_path or parquet_path:
+        from .files import write_atomically  # a full disk leaves no part of a file, and names it
+
         table = _with_units(df)
         if csv_path:
-            table.to_csv(csv_path, index=False)
+            write_atomically(csv_path, lambda tmp: table.to_csv(tmp, index=False))
             out.print(f"wrote {len(df)} runs to {csv_path}")
         if parquet_path:
-            table.to_parquet(parquet_path, index=False)
+            write_atomically(parquet_path, lambda tmp: table.to_parquet(tmp, index=False))
             out.print(f"wrote {len(df)} runs to {parquet_path}")
         return
     label = f" of sweep {df['sweep'].iloc[0]} #{chosen}" if chosen is not None and not df.empty else ""

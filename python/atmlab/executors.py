@@ -15,6 +15,7 @@ too.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
 import signal
@@ -23,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -68,15 +70,19 @@ def _text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def execute(spec: RunSpec) -> RunRecord:
+def execute(spec: RunSpec, interrupt: Callable[[], bool] | None = None) -> RunRecord:
     """Runs one scenario. Never raises (but for KeyboardInterrupt and
-    SystemExit): a failure is a record with its error."""
+    SystemExit): a failure is a record with its error. `interrupt`, asked
+    every few tens of milliseconds while the run simulates, ends it with
+    KeyboardInterrupt when it returns true (so does Ctrl-C, with Python's
+    own handler)."""
     started, t0 = _now(), time.perf_counter()
     status, error, result = "ok", None, None
     try:
         from . import _core  # imported in the worker
 
-        result = _core.run(spec.scenario_json, spec.seed, spec.replication)
+        args = (spec.scenario_json, spec.seed, spec.replication)
+        result = _core.run(*args) if interrupt is None else _core.run(*args, None, None, interrupt)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a failed run is recorded, it does not stop the sweep
@@ -108,16 +114,54 @@ class Executor(Protocol):
 
 
 class InProcess:
-    """Runs one after the other in this process (``--jobs 1``)."""
+    """Runs one after the other in this process (``--jobs 1``).
+
+    Ctrl-C stops the run being simulated within a fraction of a second
+    (the core lets the handler run, :func:`execute`) and the sweep with it;
+    a run that finished before is stored first (:func:`deferred_interrupt`):
+    while the records are taken, Ctrl-C only takes note, and the next run
+    does not start."""
 
     name = "in-process"
 
     def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
-        for spec in specs:
-            yield execute(spec)
+        with deferred_interrupt() as interrupted:
+            for spec in specs:
+                if interrupted():
+                    raise KeyboardInterrupt
+                yield execute(spec, interrupted)
+            if interrupted():  # during the last run's record
+                raise KeyboardInterrupt
 
     def close(self) -> None:
         pass
+
+
+@contextmanager
+def deferred_interrupt() -> Iterator[Callable[[], bool]]:
+    """While in effect, Ctrl-C (SIGINT) does not raise KeyboardInterrupt
+    where Python happens to be, which could be between a run's end and its
+    record being stored, and lose a finished run: it is noted, and the
+    function yielded tells whether it was. A second Ctrl-C raises at once
+    (a way out of anything that hangs). Only in the main thread, and only
+    if SIGINT has Python's default handler (not ignored, not someone
+    else's); else the function always says no and nothing changes."""
+    noted = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield noted.is_set
+        return
+
+    def note(signum: int, frame: object) -> None:
+        if noted.is_set():
+            raise KeyboardInterrupt
+        noted.set()
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield noted.is_set
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # ------------------------------------------------- workers die with their parent
@@ -271,7 +315,11 @@ class DaskCluster:
             self._client = Client(self._cluster)
             self.name = f"Dask LocalCluster ({len(self._cluster.workers)} workers)"
         else:
-            self._client = Client(address, timeout=30)
+            check_scheduler(address, DASK_CONNECT_S)
+            try:
+                self._client = Client(address, timeout=DASK_CONNECT_S)
+            except Exception as e:  # anything that went wrong on the way: the address is the user's to check
+                raise AtmlabError(_no_scheduler(address, _reason(e))) from None
             self.name = f"Dask cluster at {address}"
 
     def map(self, specs: Iterable[RunSpec]) -> Iterator[RunRecord]:
@@ -296,6 +344,67 @@ class DaskCluster:
             self._cluster.close()
 
 
+# How long connecting to a Dask scheduler, and its handshake, may take.
+DASK_CONNECT_S = 10.0
+
+
+def check_scheduler(address: str, timeout: float = DASK_CONNECT_S) -> None:
+    """Raises an :class:`AtmlabError` naming `address` unless a Dask
+    scheduler answers there with Dask's handshake within `timeout` seconds.
+
+    dask.distributed's own connect waits for ever on a server that accepts
+    and says nothing, and reads another server's bytes (an HTTP or SSH
+    server's) as frame lengths, failing with a MemoryError of some
+    exbibytes; this handshake is bounded in time and any failure is one
+    error. It runs in a thread of its own, whatever event loop the caller
+    runs (a notebook's)."""
+    outcome: list[BaseException | None] = []
+
+    async def handshake() -> None:
+        from distributed.comm import connect
+
+        comm = await connect(address, timeout=timeout)
+        try:
+            if not isinstance(comm.remote_info, dict) or "pickle-protocol" not in comm.remote_info:
+                raise ValueError("what it sent is not Dask's handshake")
+        finally:
+            comm.abort()
+
+    def probe() -> None:
+        try:
+            asyncio.run(asyncio.wait_for(handshake(), timeout + 2))  # connect's own timeout says more
+            outcome.append(None)
+        except BaseException as e:  # noqa: BLE001 - reported to the caller's thread
+            outcome.append(e)
+
+    thread = threading.Thread(target=probe, name="atmlab-dask-handshake", daemon=True)
+    thread.start()
+    thread.join(timeout + 7)
+    if not outcome:  # pragma: no cover - asyncio's own timeout failed to end the probe
+        raise AtmlabError(_no_scheduler(address, f"no answer within {timeout:g} s"))
+    if outcome[0] is not None:
+        raise AtmlabError(_no_scheduler(address, _reason(outcome[0], timeout)))
+
+
+def _reason(e: BaseException, timeout: float = DASK_CONNECT_S) -> str:
+    if isinstance(e, asyncio.TimeoutError | TimeoutError):
+        return f"no Dask handshake within {timeout:g} s"
+    if isinstance(e, OSError):  # refused, unreachable, timed out (the last failure of its retries after it)
+        root = e
+        while root.__cause__ is not None or root.__context__ is not None:
+            root = root.__cause__ or root.__context__  # type: ignore[assignment]
+        why = root.strerror if isinstance(root, OSError) and root is not e and root.strerror else None
+        return (str(e) or type(e).__name__) + (f" ({why})" if why else "")
+    if isinstance(e, ValueError):  # a malformed address, or not Dask's handshake
+        return str(e)
+    return f"what it sent is not Dask's handshake ({type(e).__name__})"
+
+
+def _no_scheduler(address: str, reason: str) -> str:
+    return (f"--dask {address}: no Dask scheduler answers there: {reason}; give the address of a running "
+            "scheduler (tcp://HOST:8786), or --dask local")
+
+
 def require_dask() -> None:
     """Raises an :class:`AtmlabError` naming the extra to install if
     dask.distributed is missing."""
@@ -315,6 +424,10 @@ class Shared:
             require_dask()  # before anything is opened or started
         self.jobs, self.dask = jobs, dask
         self._executor: Executor | None = InProcess() if jobs == 1 and not dask else None
+        if dask and dask != "local":
+            # Connected now: an address where no scheduler answers is an error before the
+            # results database is created, not after.
+            self._executor = DaskCluster(dask, jobs)
 
     @property
     def name(self) -> str:

@@ -28,7 +28,8 @@ from typing import Any, Union
 
 from . import _core
 from .errors import AtmlabError, ScenarioError, from_core
-from .expand import Origins, instantiate, key_path, locate
+from .expand import Origins, instantiate, key_path, locate, sweep_dimensions
+from .files import check_depth, check_text_depth, read_bytes, read_text
 from .overrides import apply as apply_overrides
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "LoadedScenario"]
@@ -105,6 +106,7 @@ def resolve(spec: str | os.PathLike[str]) -> Path:
 def _loaded(template: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> LoadedScenario:
     if overrides:
         template = apply_overrides(source, template, overrides)
+    sweep_dimensions(source, template)  # a [sweep] that is no table of swept keys: an error for a run too
     _read_rate_files(source, template)
     data, origins = instantiate(source, template, {})
     return LoadedScenario(template, data, source, origins, tuple(overrides))
@@ -121,6 +123,7 @@ def load(scenario: ScenarioLike, *, overrides: Sequence[str] = ()) -> LoadedScen
         return _loaded(scenario.template, scenario.source, (*scenario.overrides, *overrides)) if overrides \
             else scenario
     if isinstance(scenario, Mapping):
+        check_depth("<dict>", scenario)  # before anything walks it recursively
         try:
             template = json.loads(json.dumps(dict(scenario)))  # a deep, JSON-clean copy
         except (TypeError, ValueError) as e:
@@ -128,26 +131,27 @@ def load(scenario: ScenarioLike, *, overrides: Sequence[str] = ()) -> LoadedScen
         template.setdefault("name", "scenario")
         return _loaded(template, "<dict>", overrides)
     path = resolve(scenario)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(str(path), "", f"cannot read: {e}") from None
+    text = read_text(str(path), path)  # a regular file of bounded size
     data = _parse_json(str(path), text) if path.suffix.lower() == ".json" else _parse_toml(str(path), text)
     data.setdefault("name", path.stem)
     return _loaded(data, str(path), overrides)
 
 
 def _parse_toml(source: str, text: str) -> dict[str, Any]:
+    check_text_depth(source, text, toml=True)  # tomllib recurses into arrays and inline tables
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(source, "", f"malformed TOML: {e}") from None
+    check_depth(source, data)  # dotted keys and [a.b.c] headers nest without brackets
+    return data
 
 
 def _parse_json(source: str, text: str) -> dict[str, Any]:
     """A scenario written as JSON (a ``.json`` file): the same structure as
     the TOML form. A top-level ``"$schema"`` (the address of the scenario
     schema, for editors: ``atmlab schema``) is allowed and ignored."""
+    check_text_depth(source, text, toml=False)  # json.loads recurses
     try:
         data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except ValueError as e:
@@ -254,8 +258,8 @@ def read_rates(source: str, where: str, table: dict[str, Any]) -> list[str]:
             raise ScenarioError(source, fwhere, f"{shown}: no such file")
         if not path.is_file():
             raise ScenarioError(source, fwhere, f"{shown}: not a file")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_bytes(path).decode("utf-8-sig")  # at most MAX_FILE_BYTES
+    except (OSError, ValueError) as e:  # UnicodeDecodeError, a file too large
         raise ScenarioError(source, fwhere, f"{shown}: cannot read it: {e}") from None
     rates = [_rate_text(v, unit) for v in _rate_values(source, fwhere, shown, text, path.suffix.lower() == ".csv")]
     if not rates:

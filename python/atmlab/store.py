@@ -155,6 +155,42 @@ _FAULTS: dict[int, tuple[str, str]] = {
     sqlite3.SQLITE_LOCKED: ("another process holds it locked", f"wait for it to finish, or {_ELSEWHERE}"),
 }
 
+# How long to wait for a lock another process holds on the database before
+# saying so. A sweep holds its write lock for one run's transaction at a time
+# (milliseconds), so two sweeps, or a sweep and its readers, share a database
+# within this; a lock held longer is another program's long transaction (an
+# open `sqlite3` shell), which waiting longer in silence would not end.
+BUSY_TIMEOUT_S = 5.0
+
+
+def _lock_holders(path: Path) -> str:
+    """" (by process 4242: sqlite3 results/atmlab.sqlite)": the processes
+    holding a lock on the database `path` or its side files, from Linux's
+    /proc/locks; "" where that cannot be known."""
+    files = {}
+    for name in ("", "-journal", "-wal", "-shm"):
+        try:
+            st = os.stat(f"{path}{name}")
+        except OSError:
+            continue
+        files[f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"] = True
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            pids = sorted({int(parts[4]) for parts in (line.split() for line in f)
+                           if len(parts) > 5 and parts[5] in files and parts[4].isdigit()} - {os.getpid()})
+    except OSError:
+        return ""
+    who = []
+    for pid in pids[:3]:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = " ".join(f.read().replace(b"\0", b" ").decode(errors="replace").split())
+        except OSError:
+            command = ""
+        who.append(f"{pid}: {command[:80]}" if command else str(pid))
+    return f" (by process {'; '.join(who)})" if who else ""
+
+
 @dataclass(frozen=True)
 class SweepInfo:
     """One sweep of a results database: one scenario's points at one seed."""
@@ -259,7 +295,7 @@ class Store:
 
     def _connect(self, mode: str) -> sqlite3.Connection:
         uri = f"{self.path.absolute().as_uri()}?{mode}"  # percent-encoded: a "?" or "#" in a name stays a name
-        return sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None)
+        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
 
     def _open_reader(self) -> sqlite3.Connection:
         if not self.path.exists():
@@ -414,6 +450,8 @@ class Store:
         cause = _sqlite_cause(e)
         code = cause.sqlite_errorcode & 0xFF if cause is not None else -1
         what, todo = _FAULTS.get(code, ("an SQLite error", _ELSEWHERE))
+        if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            what = f"another process has held it locked for {BUSY_TIMEOUT_S:g} s{_lock_holders(self.path)}"
         if doing == "store a run":
             todo += ", and run the same command again: every run stored before is kept, and the sweep resumes"
         return ResultsDatabaseError(f"{self.path}: cannot {doing}: {what} ({cause or e}); {todo}")
@@ -456,6 +494,16 @@ class Store:
         """The keys among `keys` whose run is stored with status ``ok``."""
         done = set(self._db.execute("SELECT scenario_hash, seed, replication FROM runs WHERE status = 'ok'"))
         return {k for k in keys if k in done}
+
+    @_guarded("read it")
+    def count_ok(self, sweep: str, seed: int, hashes: Iterable[str]) -> int:
+        """How many runs of `sweep` with `seed` and one of the scenario
+        `hashes` are stored with status ``ok`` (without pandas: what an
+        interrupted sweep says before it exits)."""
+        wanted = set(hashes)
+        rows = self._db.execute("SELECT scenario_hash FROM runs WHERE sweep = ? AND seed = ? AND status = 'ok'",
+                                (sweep, seed))
+        return sum(1 for (h,) in rows if h in wanted)
 
     @_guarded("store a run")
     def record(self, rec: RunRecord) -> int:

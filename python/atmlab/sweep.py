@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+# The most replications a --ci-target adds up to, unless told (or -r is more).
+DEFAULT_MAX_REPLICATIONS = 30
+
 # Columns of `results()` and `Sweep.summary()` that are not parameters: a
 # parameter may not take one of these names.
 RESULT_COLUMNS = frozenset({
@@ -74,6 +77,15 @@ class SweepOutcome:
         return outcome_html(self)
 
 
+def ci_metric_problem(name: object) -> str | None:
+    """Why `name` cannot be the metric of a confidence-interval target, or
+    None if it can: it must be a run-level metric (the columns of
+    :func:`results`), else every point would run to the replication cap."""
+    if isinstance(name, str) and name in RUN_METRICS:
+        return None
+    return f"{name!r} is not a run-level metric; use one of: {', '.join(RUN_METRICS)}"
+
+
 @functools.cache
 def provenance() -> dict[str, Any]:
     """The atmlab version, the git commit and whether the tree had
@@ -105,7 +117,9 @@ class Sweep:
     ``replications`` runs per point (independent seeds); with
     ``ci_target``, more are added to each point until the 95% confidence
     interval of ``ci_metric`` has at most that half-width, or
-    ``max_replications`` is reached. ``seed`` (default: the scenario's
+    ``max_replications`` is reached (default: 30, or ``replications`` if
+    more; without ``ci_target`` it has no use, and is not checked against
+    ``replications``). ``seed`` (default: the scenario's
     ``simulation.seed``) is a whole number from 0 to 2^63 - 1, what the
     results database stores; a bad argument is an :class:`ArgumentError`.
     """
@@ -118,15 +132,19 @@ class Sweep:
         seed: int | None = None,
         ci_target: float | None = None,
         ci_metric: str = "efficiency",
-        max_replications: int = 30,
+        max_replications: int | None = None,
         overrides: Sequence[str] = (),
     ) -> None:
         replications = checked_int("replications", replications, 1)
+        if max_replications is None:
+            max_replications = max(DEFAULT_MAX_REPLICATIONS, replications)
         max_replications = checked_int("max_replications", max_replications, 1)
-        if max_replications < replications:
+        if ci_target is not None and max_replications < replications:
             raise ArgumentError(f"max_replications ({max_replications}) is below replications ({replications})")
         if seed is not None:
             seed = checked_int("seed", seed, 0)
+        if (problem := ci_metric_problem(ci_metric)) is not None:
+            raise ArgumentError(f"ci_metric {problem}")
         if ci_target is not None and (isinstance(ci_target, bool) or not isinstance(ci_target, int | float)
                                       or not ci_target > 0):
             raise ArgumentError(f"ci_target must be a positive number, not {ci_target!r}")
@@ -212,7 +230,7 @@ class Sweep:
                 except KeyboardInterrupt:
                     outcome.interrupted = True
                 outcome.executor = runner.name
-                outcome.runs = int(len(self._runs(store)))
+                outcome.runs = store.count_ok(self.name, self.seed, self._jsons)
         finally:
             if own:
                 runner.close()

@@ -10,12 +10,12 @@ use atmlab_engine::SimTime;
 use atmlab_net::sim::{Simulation, SimulationError};
 use atmlab_scenario::{ScenarioError, parse_json};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 create_exception!(_core, CoreScenarioError, PyValueError, "A scenario problem: args are (key path, message).");
 create_exception!(_core, CoreSimulationError, pyo3::exceptions::PyRuntimeError, "A run that failed its checks.");
@@ -100,22 +100,70 @@ fn test_panic_hook(scenario_json: &str) {
     }
 }
 
-fn run_sim(py: Python<'_>, mut sim: Simulation, progress: Option<&Bound<'_, PyAny>>) -> PyResult<(String, f64)> {
+/// About how much wall time a run simulates between two returns to the
+/// interpreter, where Python's signal handlers run (Ctrl-C).
+const CHECK_EVERY: Duration = Duration::from_millis(50);
+
+/// Advances `sim` to `until` in steps of about [`CHECK_EVERY`] of wall time
+/// with the GIL released, and between steps runs Python's signal handlers
+/// (the default one for SIGINT raises KeyboardInterrupt, which ends the run
+/// with it) and then asks `interrupt`, if given, whether to stop (a true
+/// value raises KeyboardInterrupt). A step is a count of events
+/// ([`Simulation::advance_events`]), so where the steps end changes nothing
+/// in the run; `events` is the count of the next step, adapted to the time
+/// the last one took.
+fn advance_interruptibly(
+    py: Python<'_>,
+    sim: &mut Simulation,
+    until: SimTime,
+    interrupt: Option<&Bound<'_, PyAny>>,
+    events: &mut u64,
+) -> PyResult<()> {
+    loop {
+        let t = Instant::now();
+        let n = *events;
+        let done = py.detach(|| guarded(|| Ok(sim.advance_events(until, n))))?;
+        *events = next_step(n, t.elapsed());
+        py.check_signals()?;
+        if let Some(stop) = interrupt
+            && stop.call0()?.is_truthy()?
+        {
+            return Err(PyKeyboardInterrupt::new_err("the run was interrupted"));
+        }
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+/// The events of the next step: scaled toward [`CHECK_EVERY`] by the time
+/// the last step of `events` took, by at most 4 either way, from 256 to 2^26.
+fn next_step(events: u64, took: Duration) -> u64 {
+    let took = took.as_nanos().max(1);
+    let aim = u128::from(events) * CHECK_EVERY.as_nanos() / took;
+    let scaled = aim.clamp(u128::from(events / 4), u128::from(events) * 4);
+    scaled.clamp(256, 1 << 26) as u64
+}
+
+fn run_sim(
+    py: Python<'_>,
+    mut sim: Simulation,
+    progress: Option<&Bound<'_, PyAny>>,
+    interrupt: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(String, f64)> {
     let t = Instant::now();
+    let mut events = 4096;
     if let Some(report) = progress {
         // Advance in steps of 1% of simulated time, reporting between steps.
         let end = sim.end().as_ps();
         for i in 1..100u64 {
             let until = SimTime::from_ps((u128::from(end) * u128::from(i) / 100) as u64);
-            py.detach(|| {
-                guarded(|| {
-                    sim.advance(until);
-                    Ok(())
-                })
-            })?;
+            advance_interruptibly(py, &mut sim, until, interrupt, &mut events)?;
             report.call1((i as f64 / 100.0,))?;
         }
     }
+    let end = sim.end();
+    advance_interruptibly(py, &mut sim, end, interrupt, &mut events)?;
     let result = py.detach(move || guarded(|| sim.run().map_err(simulation_err)))?;
     let wall = t.elapsed().as_secs_f64();
     let json = serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
@@ -132,8 +180,12 @@ fn validate(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResul
 /// Runs a scenario (JSON text); returns the result as JSON text.
 /// `progress`, if given, is called with the fraction of simulated time done.
 /// `pcap_dir`, if given, receives a pcap file per captured link direction.
+/// Every few tens of milliseconds of wall time the run lets Python's signal
+/// handlers run (Ctrl-C raises KeyboardInterrupt and ends it) and then
+/// calls `interrupt`, if given, with no arguments: a true value ends the
+/// run with KeyboardInterrupt too. Neither changes the result.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None, pcap_dir=None))]
+#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None, pcap_dir=None, interrupt=None))]
 fn run(
     py: Python<'_>,
     scenario_json: &str,
@@ -141,13 +193,14 @@ fn run(
     replication: u64,
     progress: Option<&Bound<'_, PyAny>>,
     pcap_dir: Option<std::path::PathBuf>,
+    interrupt: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let sim = guarded(|| {
         let sim = build_captured(scenario_json, seed, replication, pcap_dir.as_deref())?;
         test_panic_hook(scenario_json);
         Ok(sim)
     })?;
-    run_sim(py, sim, progress).map(|(json, _)| json)
+    run_sim(py, sim, progress, interrupt).map(|(json, _)| json)
 }
 
 /// Runs a scenario and times the run alone (not parsing or building):
@@ -156,7 +209,7 @@ fn run(
 #[pyo3(signature = (scenario_json, seed=None))]
 fn bench_scenario(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<(String, f64)> {
     let sim = guarded(|| build(scenario_json, seed, 0))?;
-    run_sim(py, sim, None)
+    run_sim(py, sim, None, None)
 }
 
 /// Runs a scenario and reports what it holds in memory at each of the
@@ -310,4 +363,20 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CoreSimulationError", m.py().get_type::<CoreSimulationError>())?;
     m.add("CoreLimitError", m.py().get_type::<CoreLimitError>())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_the_steps_between_signal_checks_aim_at_the_interval_within_bounds() {
+        assert_eq!(next_step(4096, CHECK_EVERY), 4096);
+        assert_eq!(next_step(4096, CHECK_EVERY / 2), 8192);
+        assert_eq!(next_step(4096, CHECK_EVERY * 2), 2048);
+        assert_eq!(next_step(4096, Duration::ZERO), 4 * 4096, "at most four times more");
+        assert_eq!(next_step(4096, CHECK_EVERY * 100), 1024, "at least a quarter");
+        assert_eq!(next_step(300, CHECK_EVERY * 100), 256, "never below 256 events");
+        assert_eq!(next_step(1 << 26, Duration::ZERO), 1 << 26, "nor above 2^26");
+    }
 }

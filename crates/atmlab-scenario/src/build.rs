@@ -66,7 +66,7 @@ enum AppRef {
     Cells(u32),
 }
 
-/// The largest memory guard a scenario may set (about 240 GB of cells).
+/// The largest memory guard a scenario may set (160 GB of cell records).
 const MAX_CELLS_HELD: u64 = 10_000_000_000;
 
 /// A name is printed in results, tables and file names: it must have a

@@ -292,8 +292,10 @@ pub struct SimulationSpec {
     #[serde(default)]
     pub clock_tolerance_ppm: Option<f64>,
     /// The memory guard: the run stops with an error naming the queue that
-    /// grew when more cells than this are held in queues, on links and at
-    /// hosts' CPUs at once (default 50,000,000 cells, about 1.2 GB).
+    /// grew when what is held in queues, on links and at hosts' CPUs takes
+    /// the memory of more cells than this (a cell held is one, an AAL5 frame
+    /// in flight 9 more, a datagram waiting 8; default 50,000,000 cells,
+    /// about 16 bytes each, at most 32: a flood stops at about 1.2 GB).
     #[serde(default)]
     pub max_cells_held: Option<Cells>,
     /// The links (`[a, b]`, either order) whose AAL5 frames a run with a

@@ -491,6 +491,25 @@ fn test_abr_sources_sending_ahead_give_the_reference_run() {
 }
 
 #[test]
+fn test_advancing_a_few_events_at_a_time_gives_the_same_run_event_for_event() {
+    // The Python binding advances in counts of events between looks at
+    // Ctrl-C: wherever the counts end (inside a stretch an ABR source
+    // sends ahead, among simultaneous events), the run must be the one
+    // run of a single advance, with the same number of events.
+    let reference = tcp_over_abr(true).run().unwrap();
+    for step in [1, 7, 1000] {
+        let mut sim = tcp_over_abr(true);
+        let mut steps = 0u64;
+        while !sim.advance_events(sim.end(), step) {
+            steps += 1;
+        }
+        assert!(reference.events - steps * step < step, "{steps} steps of {step}: each stopped at the count");
+        assert!(sim.advance_events(sim.end(), step), "nothing is left");
+        assert_eq!(sim.run().unwrap(), reference, "in steps of {step} events");
+    }
+}
+
+#[test]
 fn test_frames_waiting_at_abr_sources_are_held_without_a_pdu_entry_and_counted_in_flight() {
     // Greedy UDP offers each VC three times its share: frames pile up at
     // the ABR sources, with no PDU entry until their first cell goes

@@ -344,8 +344,9 @@ impl NetworkBuilder {
     }
 
     /// The memory guard: the run stops with [`SimulationError::Limit`]
-    /// (naming the place that grew) when more than `cells` cells are held
-    /// in queues, on links and at hosts at once (default
+    /// (naming the place that grew) when what is held in queues, on links
+    /// and at hosts takes the memory of more than `cells` cells (the
+    /// frames and datagrams they belong to counted too, `guard.rs`; default
     /// [`DEFAULT_MAX_CELLS_HELD`](super::DEFAULT_MAX_CELLS_HELD)).
     ///
     /// [`SimulationError::Limit`]: super::SimulationError::Limit

@@ -2,18 +2,49 @@
 //!
 //! A run holds cells in port queues, on links and (as datagrams) at hosts'
 //! CPUs. With finite buffers everywhere that is bounded, but a scenario may
-//! leave a buffer unlimited (a host adapter by default) and offer more than
-//! its link carries; the cells held then grow until the machine runs out of
-//! memory. The guard counts them whenever [`guard_step`] more cells have
-//! been created since it last looked (cells held only grow by creation), and
-//! stops the run with an error naming the place that grew once they exceed
-//! `simulation.max_cells_held`.
+//! leave a buffer unlimited (a host adapter by default, a host's input
+//! queue) and offer more than its link or CPU carries; what is held then
+//! grows until the machine runs out of memory. The guard stops the run with
+//! an error naming the place that grew once what is held exceeds
+//! `simulation.max_cells_held`, counted in memory: a cell is one (16 bytes;
+//! 24 on a link), and each record held beside cells counts as the cells its
+//! memory would hold ([`FRAME_CELLS`] for an AAL5 frame's entry in the PDU
+//! table, [`DATAGRAM_CELLS`] for a datagram waiting for a host's CPU or at
+//! an ABR source). Counting cells alone let a flood of 3-cell frames take
+//! 3.7 GB at the default limit (their PDU entries, 136 bytes each, were
+//! not counted), and a host's receiving CPU queue grow without any bound
+//! (it was not counted at all). It looks whenever [`guard_step`] more cells
+//! or records' worth have been made since it last looked (nothing held
+//! grows otherwise).
 //!
 //! [`Footprint`] reports what a run holds at an instant; the tests use it to
 //! check that memory stays flat over simulated time (docs/architecture.md).
 
 use super::Simulation;
+use super::abr::HeldFrame;
+use super::datagram::Datagram;
+use super::host::{PendingRx, PendingTx};
+use crate::atm::Cell;
+use crate::pdu::Pdu;
 use serde::Serialize;
+use std::mem::size_of;
+
+/// The cells whose memory (16 bytes each) holds a record of `bytes`.
+const fn cells_of(bytes: usize) -> u64 {
+    bytes.div_ceil(size_of::<Cell>()) as u64
+}
+
+/// What an AAL5 frame's entry in the PDU table counts for the guard, in
+/// cells (9: 136 bytes).
+pub(super) const FRAME_CELLS: u64 = cells_of(size_of::<Pdu<Datagram>>());
+
+/// What a datagram waiting for a host's sending or receiving CPU, or held
+/// at an ABR source, counts for the guard, in cells (8: up to 128 bytes).
+pub(super) const DATAGRAM_CELLS: u64 = {
+    let (tx, rx, held) = (size_of::<PendingTx>(), size_of::<PendingRx>(), size_of::<HeldFrame>());
+    let most = if tx > rx { tx } else { rx };
+    cells_of(if most > held { most } else { held })
+};
 
 /// Cells created between two checks of the memory guard for a limit of
 /// `limit` cells: at most 65,536 (cheap enough to vanish in the event loop,
@@ -23,9 +54,11 @@ pub(super) fn guard_step(limit: u64) -> u64 {
     (limit / 2).clamp(1, 1 << 16)
 }
 
-/// The default of `simulation.max_cells_held`: 50 million cells, about 1.2
-/// GB of cell records, far above any finite-buffer scenario (the largest
-/// shipped ones hold under a million).
+/// The default of `simulation.max_cells_held`: 50 million cells, 800 MB of
+/// cell records (up to twice that while the queues holding them grow),
+/// far above any finite-buffer scenario (the largest shipped ones hold under
+/// a million). Measured peak RSS of floods stopped at this limit:
+/// docs/architecture.md, "Memory".
 pub const DEFAULT_MAX_CELLS_HELD: u64 = 50_000_000;
 
 /// What a run holds in memory at one instant.
@@ -83,36 +116,46 @@ impl Simulation {
         self.stopped.get_or_insert(why);
     }
 
+    /// Cells and records' worth made so far: what the guard's next look
+    /// waits for (`guard_next`).
+    pub(super) fn guard_clock(&self) -> u64 {
+        self.counts.cells_created + self.counts.records_made
+    }
+
     /// Checks the memory guard; on a breach records why the run stops and
     /// returns true.
     pub(super) fn over_limit(&mut self) -> bool {
         let mut total = 0u64;
         let mut worst = (0u64, String::new());
-        for p in &self.ports {
-            let held = p.held_cells();
+        let mut count = |held: u64, place: &dyn Fn() -> String| {
             total += held;
             if held > worst.0 {
-                worst = (held, format!("port {} (its queue and link)", p.name));
+                worst = (held, place());
             }
+        };
+        for p in &self.ports {
+            count(p.held_cells(), &|| format!("port {} (its queue and link)", p.name));
         }
         for h in &self.hosts {
-            total += h.tx_cells;
-            if h.tx_cells > worst.0 {
-                worst = (h.tx_cells, format!("host {}'s sending CPU (datagrams waiting)", h.name));
-            }
+            let sending = h.tx_cells + h.tx.len() as u64 * DATAGRAM_CELLS;
+            count(sending, &|| format!("host {}'s sending CPU (datagrams waiting)", h.name));
+            let receiving = h.rx.len() as u64 * DATAGRAM_CELLS;
+            count(receiving, &|| format!("host {}'s receiving CPU (datagrams waiting)", h.name));
         }
         for e in &self.abr_ends {
-            total += e.waiting_cells;
-            if e.waiting_cells > worst.0 {
-                worst = (e.waiting_cells, format!("the ABR source {} (cells waiting for their rate)", e.name));
-            }
+            let waiting = e.waiting_cells + e.held.len() as u64 * DATAGRAM_CELLS;
+            count(waiting, &|| format!("the ABR source {} (cells waiting for their rate)", e.name));
         }
-        self.guard_next = self.counts.cells_created.saturating_add(guard_step(self.max_cells_held));
+        // The frames whose cells are held above, by their entries in the PDU table.
+        let frames = self.pdus.in_flight() as u64;
+        total += frames * FRAME_CELLS;
+        self.guard_next = self.guard_clock().saturating_add(guard_step(self.max_cells_held));
         if total <= self.max_cells_held {
             return false;
         }
         self.stop(format!(
-            "stopped at t = {:.6} s: {total} cells are held in queues, on links and at hosts, more than \
+            "stopped at t = {:.6} s: the cells held in queues, on links and at hosts, with the {frames} AAL5 \
+             frames they belong to and the datagrams waiting, take the memory of {total} cells, more than \
              simulation.max_cells_held ({} cells); {} of them at {}. More traffic is offered there than can \
              be sent: give it a finite buffer, or raise simulation.max_cells_held",
             self.now.as_secs_f64(),

@@ -268,6 +268,7 @@ impl Simulation {
             return;
         }
         host.rx.push_back(item);
+        self.counts.records_made += super::guard::DATAGRAM_CELLS;
         if host.rx.len() == 1 {
             let t = self.now + host.model.receive_per_datagram;
             self.queue.push(t, APP, Event::HostRx(h));
@@ -297,6 +298,7 @@ impl Simulation {
         }
         host.tx.push_back(PendingTx { vc: from.vc, datagram, cells, created: self.now });
         host.tx_cells += u64::from(cells);
+        self.counts.records_made += super::guard::DATAGRAM_CELLS + u64::from(cells);
         if host.tx_phase == TxPhase::Idle {
             host.tx_phase = TxPhase::Header;
             let t = self.now + host.model.per_datagram;
@@ -385,6 +387,7 @@ impl Simulation {
             return;
         }
         self.counts.cells_created += u64::from(cells);
+        self.counts.records_made += super::guard::FRAME_CELLS;
         if let Some(e) = abr {
             self.abr_enqueue(e, datagram, cells, created);
             return;

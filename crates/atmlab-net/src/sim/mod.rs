@@ -181,7 +181,8 @@ pub struct Simulation {
     /// Reused buffer for the segments a TCP event sends.
     scratch: Vec<TcpSegment>,
     max_cells_held: u64,
-    /// The memory guard looks again once this many cells have been created.
+    /// The memory guard looks again once this many cells (and records'
+    /// worth, [`Simulation::guard_clock`]) have been made.
     guard_next: u64,
     /// Why the run stopped early (the memory guard), if it did.
     stopped: Option<String>,
@@ -201,6 +202,10 @@ struct EfficiencyRef {
 struct Counts {
     /// Cells created (AAL5 frames' and cell sources').
     cells_created: u64,
+    /// Frames sent and datagrams queued for a host's sending or receiving
+    /// CPU, in the cells their records count for the memory guard
+    /// (`guard.rs`).
+    records_made: u64,
     /// Cell sources' cells created, received at their sinks, and lost.
     raw_created: u64,
     raw_received: u64,
@@ -477,19 +482,34 @@ impl Simulation {
     /// unless the memory guard stops the run ([`run`](Self::run) then
     /// reports why).
     pub fn advance(&mut self, until: SimTime) {
+        self.advance_events(until, u64::MAX);
+    }
+
+    /// [`advance`](Self::advance), stopping after at most `max_events`
+    /// events: true when no event is left before `until` (or the run
+    /// stopped), false when it stopped at the count. Calls with the same
+    /// `until` continue where the last stopped, and give the run one
+    /// [`advance`](Self::advance) gives, event for event: the Python binding
+    /// advances this way to return to the interpreter every few
+    /// milliseconds of wall time (to see Ctrl-C) without changing a result.
+    pub fn advance_events(&mut self, until: SimTime, max_events: u64) -> bool {
         let until = until.min(self.end);
         self.until = until;
         if self.stopped.is_some() {
-            return;
+            return true;
         }
-        while let Some((t, ev)) = self.queue.pop_before(until) {
+        let last = self.counts.events.saturating_add(max_events);
+        while self.counts.events < last {
+            let Some((t, ev)) = self.queue.pop_before(until) else {
+                return true;
+            };
             self.now = t;
             self.counts.events += 1;
-            if self.counts.cells_created >= self.guard_next && self.over_limit() {
-                return;
+            if self.guard_clock() >= self.guard_next && self.over_limit() {
+                return true;
             }
             if self.stopped.is_some() {
-                return;
+                return true;
             }
             match ev {
                 Event::LinkArrival(p) => self.on_link_arrival(p),
@@ -510,6 +530,7 @@ impl Simulation {
                 Event::Pull(k) => self.on_pull(k),
             }
         }
+        false
     }
 }
 

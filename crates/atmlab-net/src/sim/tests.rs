@@ -962,3 +962,11 @@ fn test_capture_is_the_same_with_and_without_event_elision_and_changes_nothing()
     assert!(fast.switch_cells_dropped > 0, "the case exercises drops");
     assert!(fast_files == slow_files, "the captures differ with event elision");
 }
+
+#[test]
+fn test_the_memory_guard_counts_records_as_the_docs_say() {
+    // docs/architecture.md ("Memory"), docs/scenario-format.md and
+    // tests/test_robust_memory.py state these: a frame's PDU entry counts
+    // as 9 cells, a waiting datagram as 8.
+    assert_eq!((super::guard::FRAME_CELLS, super::guard::DATAGRAM_CELLS), (9, 8));
+}
