@@ -406,7 +406,7 @@ def describe(data: Mapping[str, Any], source: str = "") -> Network:
     for name, capacity in cap.items():
         if name not in links_used:
             continue
-        if name in backward_tcp:
+        if name in backward_tcp and any(v.demand != 0 for v in vcs if name in v.links):
             raise OracleError(_where(source, f"links[{link_of[tuple(name.split('->'))]}]") + f": direction {name} "
                               f"carries the forward loop of {links_used[name][0]} and the TCP ACKs of "
                               f"{backward_tcp[name]}'s backward loop, whose rate the oracle does not know")
