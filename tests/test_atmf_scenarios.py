@@ -55,7 +55,7 @@ def test_the_check_would_see_a_switch_that_misses_max_min():
     # ERICA with U = 0.9 aims at 90 % of each link: the same comparison
     # against the oracle of full links fails by about 10 %, and passes
     # against the oracle that reads ERICA's target.
-    overrides = ["simulation.duration=2 s", "params.algorithm=erica"]
+    overrides = ["simulation.duration=2 s", "switches[*].port.abr.algorithm=erica"]
     result = atmlab.run("atmf/two_source", overrides=overrides)
     full = scenario_max_min("atmf/two_source")
     target = scenario_max_min("atmf/two_source", overrides=overrides)

@@ -347,16 +347,16 @@ def test_the_oracle_follows_the_parameters(name, key, value, group, scale):
 
 
 def test_erica_targets_its_utilisation():
-    a = scenario_max_min("atmf/gfc1", overrides=["params.algorithm=erica"])
+    a = scenario_max_min("atmf/gfc1", overrides=["switches[*].port.abr.algorithm=erica"])
     assert a.bps("f0") == F(9, 10) * F(1, 3) * 149_760_000
-    b = scenario_max_min("atmf/two_source", overrides=["params.algorithm=erica",
-                                                        'switches[0].port.abr.target_utilization=0.95'])
+    b = scenario_max_min("atmf/two_source", overrides=["switches[*].port.abr.algorithm=erica",
+                                                        "switches[*].port.abr.target_utilization=0.95"])
     assert b.bps("s0") == F(95, 100) * 74_880_000
 
 
 def test_a_fixed_rate_port_caps_every_vc_through_it():
-    a = scenario_max_min("atmf/nsource", overrides=["params.algorithm=fixed_rate",
-                                                    'switches[0].port.abr.er="10 Mbit/s"'])
+    a = scenario_max_min("atmf/nsource", overrides=["switches[*].port.abr.algorithm=fixed_rate",
+                                                    'switches[*].port.abr.er="10 Mbit/s"'])
     assert {a.bps(v) for v in a.rates} == {10**7}
     assert set(a.bottleneck.values()) == {None}
 
