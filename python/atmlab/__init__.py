@@ -26,6 +26,7 @@ from .errors import (
 from .result import Result
 from .scenario import load, validate
 from .sweep import Sweep, SweepOutcome, results
+from .trace import read as read_trace
 from .wire import Wire, cells
 
 try:
@@ -48,6 +49,7 @@ __all__ = [
     "__version__",
     "cells",
     "load",
+    "read_trace",
     "results",
     "run",
     "validate",

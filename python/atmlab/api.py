@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from . import _core
+from . import _core, trace as trace_mod
 from .errors import checked_int, core_errors
 from .result import Result
 from .scenario import ScenarioLike, load
@@ -19,6 +19,7 @@ def run(
     progress: Callable[[float], object] | None = None,
     pcap: str | os.PathLike[str] | None = None,
     overrides: Sequence[str] = (),
+    trace: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Runs one scenario.
 
@@ -37,6 +38,10 @@ def run(
     (docs/experiments.md, "Packet capture"). ``overrides``, ``"KEY=VALUE"``
     strings as ``--set`` takes them (``"simulation.duration=3 s"``), change
     the scenario as written before it is expanded (:mod:`atmlab.overrides`).
+    ``trace``, a file (CSV, or Parquet if it ends ``.parquet``), receives
+    the run's trace: one record per event of the kinds ``[trace]`` asks for
+    (:mod:`atmlab.trace`); :attr:`Result.trace` reads it back. A traced run
+    gives the same result, more slowly.
 
     >>> r = run("nsource_lan")          # doctest: +SKIP
     >>> round(r.efficiency, 2)          # doctest: +SKIP
@@ -45,8 +50,19 @@ def run(
         seed = checked_int("seed", seed, 0)
     replication = checked_int("replication", replication, 0)
     sc = load(scenario, overrides=overrides)
+    trace_csv, parquet = trace_mod.csv_path_for(trace) if trace is not None else (None, None)
     try:
-        raw = _core.run(sc.to_json(), seed, replication, progress, None if pcap is None else os.fspath(pcap))
+        raw = _core.run(sc.to_json(), seed, replication, progress, None if pcap is None else os.fspath(pcap),
+                        trace_file=None if trace_csv is None else os.fspath(trace_csv))
     except core_errors() as e:
+        if trace_csv is not None and parquet is not None:
+            trace_csv.unlink(missing_ok=True)
         raise sc.error(e) from None
-    return Result(raw)
+    except BaseException:
+        if trace_csv is not None and parquet is not None:
+            trace_csv.unlink(missing_ok=True)
+        raise
+    result = Result(raw)
+    if trace_csv is not None:
+        result.trace_file = trace_mod.finish(trace_csv, parquet)
+    return result

@@ -174,9 +174,13 @@ SCENARIO_HELP = ("a scenario file (TOML or JSON), or the name of a bundled scena
 @click.option("--pcap", "pcap", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write a packet capture for Wireshark to this directory: one pcap file per direction of "
                    "each link simulation.capture names (every link without it), <from>-<to>.pcap.")
+@click.option("--trace", "trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a trace of the run to this file (CSV, or Parquet if it ends .parquet): one record per "
+                   "event of the kinds the scenario's [trace] asks for (every kind without it): drops, frames, RM "
+                   "cells, switch controllers' decisions, TCP. See docs/experiments.md#traces.")
 @_set_option
 def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_metrics: bool,
-        pcap: Path | None, overrides: tuple[str, ...]) -> None:
+        pcap: Path | None, trace: Path | None, overrides: tuple[str, ...]) -> None:
     from .scenario import load
 
     sc = load(scenario, overrides=overrides)  # read and expanded once; the run builds it once
@@ -184,13 +188,18 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             task = bar.add_task(f"simulating {sc.name}", total=1.0)
-            r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap,
+            r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap, trace=trace,
                              progress=lambda f: bar.update(task, completed=f))
     else:
-        r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap)
+        r = run_scenario(sc, seed=seed, replication=replication, pcap=pcap, trace=trace)
     if pcap is not None:
         err.print(f"packet capture: one pcap per captured link direction in {escape(str(pcap))} "
                   "(docs/experiments.md#packet-capture)")
+    if r.trace_file is not None:
+        err.print(f"trace: written to {escape(str(r.trace_file))} (atmlab.read_trace reads it; "
+                  "docs/experiments.md#traces)")
+    elif sc.data.get("trace") is not None:
+        err.print("[yellow]note:[/] the scenario's [trace] says what to trace; --trace FILE writes it")
     if as_json:
         click.echo(r.to_json(indent=2))
     else:

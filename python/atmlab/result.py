@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ class Result:
     def __init__(self, raw_json: str) -> None:
         self._json = raw_json
         self.raw: dict[str, Any] = json.loads(raw_json)
+        # The trace the run wrote, if it was traced (atmlab.run(trace=...)).
+        self.trace_file: Path | None = None
 
     # Identity of the run
     @property
@@ -85,6 +88,16 @@ class Result:
         fair = "n/a" if self.fairness is None else f"{self.fairness:.3f}"
         return (f"<Result {self.scenario} seed={self.seed} rep={self.replication}: "
                 f"efficiency={eff} fairness={fair} clr={self.cell_loss_ratio:.2e}>")
+
+    @property
+    def trace(self) -> pd.DataFrame:
+        """The run's trace (:func:`atmlab.trace.read`): one row per record,
+        if the run wrote one (``atmlab.run(..., trace=FILE)``)."""
+        if self.trace_file is None:
+            raise AttributeError("this run wrote no trace: run it with trace=FILE (atmlab run --trace FILE)")
+        from .trace import read
+
+        return read(self.trace_file)
 
     def metric(self, name: str) -> float | None:
         """One number of the result by its metric name, as the results

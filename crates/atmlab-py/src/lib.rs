@@ -29,7 +29,7 @@ fn simulation_err(e: SimulationError) -> PyErr {
     match e {
         SimulationError::Limit(_) => CoreLimitError::new_err(e.to_string()),
         SimulationError::Conservation(_) => CoreSimulationError::new_err(e.to_string()),
-        SimulationError::Capture(_) => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+        SimulationError::Capture(_) | SimulationError::Trace(_) => pyo3::exceptions::PyOSError::new_err(e.to_string()),
     }
 }
 
@@ -71,19 +71,21 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 }
 
 fn build(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResult<Simulation> {
-    build_captured(scenario_json, seed, replication, None)
+    build_captured(scenario_json, seed, replication, None, None)
 }
 
-/// [`build`], with a packet capture written to `pcap_dir` if given.
+/// [`build`], with a packet capture written to `pcap_dir` and a trace to
+/// `trace_file` if given.
 fn build_captured(
     scenario_json: &str,
     seed: Option<u64>,
     replication: u64,
     pcap_dir: Option<&std::path::Path>,
+    trace_file: Option<&std::path::Path>,
 ) -> PyResult<Simulation> {
     let sc = parse_json(scenario_json).map_err(scenario_err)?;
     let seed = seed.unwrap_or(sc.simulation.seed);
-    sc.build_with_capture(seed, replication, pcap_dir).map_err(scenario_err)
+    sc.build_with_outputs(seed, replication, pcap_dir, trace_file).map_err(scenario_err)
 }
 
 /// The test hook of docs/architecture.md ("Errors"): a run whose scenario
@@ -179,13 +181,16 @@ fn validate(scenario_json: &str, seed: Option<u64>, replication: u64) -> PyResul
 
 /// Runs a scenario (JSON text); returns the result as JSON text.
 /// `progress`, if given, is called with the fraction of simulated time done.
-/// `pcap_dir`, if given, receives a pcap file per captured link direction.
-/// Every few tens of milliseconds of wall time the run lets Python's signal
+/// `pcap_dir`, if given, receives a pcap file per captured link direction;
+/// `trace_file`, if given, the run's trace (CSV, the records `[trace]` asks
+/// for). Every few tens of milliseconds of wall time the run lets Python's signal
 /// handlers run (Ctrl-C raises KeyboardInterrupt and ends it) and then
 /// calls `interrupt`, if given, with no arguments: a true value ends the
 /// run with KeyboardInterrupt too. Neither changes the result.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None, pcap_dir=None, interrupt=None))]
+#[pyo3(signature = (scenario_json, seed=None, replication=0, progress=None, pcap_dir=None, interrupt=None,
+                    trace_file=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     scenario_json: &str,
@@ -194,9 +199,10 @@ fn run(
     progress: Option<&Bound<'_, PyAny>>,
     pcap_dir: Option<std::path::PathBuf>,
     interrupt: Option<&Bound<'_, PyAny>>,
+    trace_file: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let sim = guarded(|| {
-        let sim = build_captured(scenario_json, seed, replication, pcap_dir.as_deref())?;
+        let sim = build_captured(scenario_json, seed, replication, pcap_dir.as_deref(), trace_file.as_deref())?;
         test_panic_hook(scenario_json);
         Ok(sim)
     })?;

@@ -24,7 +24,7 @@ use crate::schema::{Cells, Rate, Time};
 
 /// A switch port's `abr` table as written: `algorithm` (default
 /// `erica_plus`; `none` switches control off on one port) and that
-/// algorithm's keys, read when the scenario is built ([`controller`]).
+/// algorithm's keys, read when the scenario is built (`controller`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AbrSwitchSpec(pub Map<String, Value>);
 

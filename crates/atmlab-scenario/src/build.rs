@@ -18,7 +18,7 @@ use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
 };
-use atmlab_net::sim::{Intervals, Piecewise};
+use atmlab_net::sim::{Intervals, Piecewise, TraceKind, TraceSpec};
 use atmlab_net::tcp::{DelayedAckRule, RtoAlgorithm, RtoConfig, SocketConfig, TcpConfig};
 use rand::RngExt;
 use std::collections::{BTreeMap, BTreeSet};
@@ -113,6 +113,19 @@ impl Scenario {
         replication: u64,
         pcap_dir: Option<&Path>,
     ) -> Result<Simulation, ScenarioError> {
+        self.build_with_outputs(seed, replication, pcap_dir, None)
+    }
+
+    /// [`build_with_capture`](Self::build_with_capture), and with
+    /// `trace_file` a trace of the records `[trace]` asks for (every record
+    /// without it) written there as CSV (`atmlab_net::sim::trace`).
+    pub fn build_with_outputs(
+        &self,
+        seed: u64,
+        replication: u64,
+        pcap_dir: Option<&Path>,
+        trace_file: Option<&Path>,
+    ) -> Result<Simulation, ScenarioError> {
         if let Some(name) = &self.name {
             check_name("name".into(), name)?;
         }
@@ -149,6 +162,7 @@ impl Scenario {
         cx.metrics()?;
         cx.probes()?;
         cx.capture(pcap_dir)?;
+        cx.trace(trace_file)?;
         let meta = RunMeta { scenario: self.name.clone().unwrap_or_else(|| "scenario".into()), seed, replication };
         Ok(cx.b.build(meta, duration))
     }
@@ -448,6 +462,7 @@ impl<'a> Ctx<'a> {
                 self.b.add_vc(&nodes, category, label)
             }
             .map_err(|e| err(format!("{path}.path"), e.to_string()))?;
+            self.b.name_vc(&handle, &v.name);
             if category == ServiceCategory::Abr {
                 // An abr VC is an ABR VC: with its `abr` table, or the defaults.
                 let pcr = nodes
@@ -775,7 +790,7 @@ impl<'a> Ctx<'a> {
                 if let Some(reading) = p.kind.reading() {
                     let algorithm = self.b.abr_control(q).map(|c| c.algorithm());
                     if !algorithm.is_some_and(|al| al.readings().iter().any(|r| r.name == reading)) {
-                        let has = algorithm.map_or("no controller".to_string(), |al| format!("{}", al.name()));
+                        let has = algorithm.map_or("no controller".to_string(), |al| al.name().to_string());
                         return Err(err(
                             format!("{path}.port"),
                             format!(
@@ -854,7 +869,39 @@ impl<'a> Ctx<'a> {
                 });
             }
         }
+        let mut inputs = Vec::new();
+        if let Some(list) = &self.sc.simulation.capture_input {
+            for (i, [a, b]) in list.iter().enumerate() {
+                let na = self.node(format!("simulation.capture_input[{i}][0]"), a)?;
+                let nb = self.node(format!("simulation.capture_input[{i}][1]"), b)?;
+                let port = self
+                    .b
+                    .port_toward(na, nb)
+                    .ok_or_else(|| err(format!("simulation.capture_input[{i}]"), format!("no link from {a} to {b}")))?;
+                inputs.push((i, a.as_str(), b.as_str(), port));
+            }
+        }
         let Some(dir) = dir else { return Ok(()) };
+        for (i, a, b, port) in inputs {
+            let file = format!("{a}-{b}.input.pcap");
+            if a.contains(['/', '\\']) || b.contains(['/', '\\']) || a.starts_with('.') {
+                return Err(err(
+                    format!("simulation.capture_input[{i}]"),
+                    format!("the port {a} -> {b} cannot be named as a file ({file:?}): rename the node"),
+                ));
+            }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| err("simulation.capture", format!("capture directory {}: {e}", dir.display())))?;
+            let path = dir.join(&file);
+            let f = std::fs::File::create(&path).map_err(|e| {
+                err(format!("simulation.capture_input[{i}]"), format!("cannot create {}: {e}", path.display()))
+            })?;
+            self.b.capture_input(
+                port,
+                path.display().to_string(),
+                Box::new(std::io::BufWriter::with_capacity(1 << 16, f)),
+            );
+        }
         let links: Vec<[&str; 2]> = match &self.sc.simulation.capture {
             Some(_) => chosen.into_iter().collect(),
             None => self.sc.links.iter().map(|l| [l.between[0].as_str(), l.between[1].as_str()]).collect(),
@@ -887,6 +934,63 @@ impl<'a> Ctx<'a> {
                 self.b.capture(port, path.display().to_string(), out);
             }
         }
+        Ok(())
+    }
+
+    /// The trace (`[trace]`, checked with or without a file) and, with
+    /// `file`, where it is written.
+    fn trace(&mut self, file: Option<&Path>) -> Result<(), ScenarioError> {
+        let t = self.sc.trace.clone().unwrap_or_default();
+        let mut spec = TraceSpec::default();
+        if let Some(kinds) = &t.kinds {
+            if kinds.is_empty() {
+                return Err(err("trace.kinds", "an empty list traces nothing: leave it out for every kind"));
+            }
+            spec.kinds = kinds
+                .iter()
+                .map(|k| match k {
+                    TraceKindName::Drop => TraceKind::Drop,
+                    TraceKindName::Frame => TraceKind::Frame,
+                    TraceKindName::Rm => TraceKind::Rm,
+                    TraceKindName::Control => TraceKind::Control,
+                    TraceKindName::Tcp => TraceKind::Tcp,
+                })
+                .collect();
+        }
+        if let Some(vcs) = &t.vcs {
+            for (i, v) in vcs.iter().enumerate() {
+                if !self.vcs.contains_key(v.as_str()) {
+                    return Err(err(format!("trace.vcs[{i}]"), format!("no VC named {v}")));
+                }
+            }
+            spec.vcs = Some(vcs.clone());
+        }
+        if let Some(ports) = &t.ports {
+            let mut names = Vec::new();
+            for (i, [a, b]) in ports.iter().enumerate() {
+                let na = self.node(format!("trace.ports[{i}][0]"), a)?;
+                let nb = self.node(format!("trace.ports[{i}][1]"), b)?;
+                if self.b.port_toward(na, nb).is_none() {
+                    return Err(err(format!("trace.ports[{i}]"), format!("no link from {a} to {b}")));
+                }
+                names.push(format!("{a}->{b}"));
+            }
+            spec.ports = Some(names);
+        }
+        let base = SimTime::ZERO;
+        if let Some(from) = t.from {
+            spec.from = base + from.0;
+        }
+        if let Some(until) = t.until {
+            spec.until = base + until.0;
+            if spec.until <= spec.from {
+                return Err(err("trace.until", "must be later than trace.from"));
+            }
+        }
+        let Some(path) = file else { return Ok(()) };
+        let f = std::fs::File::create(path)
+            .map_err(|e| err("trace", format!("cannot create the trace file {}: {e}", path.display())))?;
+        self.b.trace(spec, Box::new(std::io::BufWriter::with_capacity(1 << 16, f)));
         Ok(())
     }
 

@@ -272,6 +272,45 @@ pub struct Scenario {
     /// Time series to record.
     #[serde(default)]
     pub probes: Vec<ProbeSpecToml>,
+    /// What a traced run (`atmlab run --trace FILE`) records: kinds, VCs,
+    /// ports, a time window (default: everything).
+    #[serde(default)]
+    pub trace: Option<TraceTable>,
+}
+
+/// `[trace]`: which records a traced run writes (docs/experiments.md,
+/// "Traces"). The file is the run's to say (`--trace FILE`); without one
+/// nothing is traced.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceTable {
+    /// The kinds of record: `drop`, `frame`, `rm`, `control`, `tcp`
+    /// (default: all).
+    pub kinds: Option<Vec<TraceKindName>>,
+    /// Only these VCs' records (default: every VC).
+    pub vcs: Option<Vec<String>>,
+    /// Only records at these ports, `[from, to]` (default: every port).
+    pub ports: Option<Vec<[String; 2]>>,
+    /// Records from this time on (default 0 s).
+    pub from: Option<Time>,
+    /// Records before this time (default: the end of the run).
+    pub until: Option<Time>,
+}
+
+/// A kind of trace record.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceKindName {
+    /// Cells dropped (with why) and frames discarded by EPD/PPD.
+    Drop,
+    /// AAL5 frames delivered or lost at hosts.
+    Frame,
+    /// RM cells sent, turned around, received (ER, CCR, CI, NI, ACR).
+    Rm,
+    /// Switch controllers' decisions at the end of their intervals.
+    Control,
+    /// TCP sends, retransmissions, timeouts, fast retransmits, windows.
+    Tcp,
 }
 
 /// `[simulation]`.
@@ -304,6 +343,11 @@ pub struct SimulationSpec {
     /// link. Without a capture directory nothing is written.
     #[serde(default)]
     pub capture: Option<Vec<[String; 2]>>,
+    /// Output ports `[from, to]` whose offered cells a capture also writes,
+    /// before the port's buffer may drop them (`DIR/from-to.input.pcap`):
+    /// a frame a switch drops is still in that file.
+    #[serde(default)]
+    pub capture_input: Option<Vec<[String; 2]>>,
 }
 
 fn default_seed() -> u64 {

@@ -83,8 +83,9 @@
 
 use std::collections::VecDeque;
 
+use super::Simulation;
+use super::kernel::{APP, Event};
 use super::timer::{Firing, LazyTimer};
-use super::{APP, Event, Simulation};
 use crate::abr::destination::AbrDestination;
 use crate::abr::source::{AbrSource, InRate};
 use crate::abr::{Direction, RmCell};
@@ -291,6 +292,21 @@ impl AbrEnd {
     }
 }
 
+/// The ABR end systems of a run, at hosts and at VS/VD switches.
+pub(super) struct AbrEnds {
+    pub(super) ends: Vec<AbrEnd>,
+    /// Frames waiting at the ends with no PDU entry yet ("Frames held" in
+    /// the module docs): the PDU table keeps room for them.
+    pub(super) held_frames: u64,
+}
+
+impl AbrEnds {
+    /// Cells of frames waiting at the sources for their in-rate slots.
+    pub(super) fn waiting_cells(&self) -> u64 {
+        self.ends.iter().map(|e| e.waiting_cells).sum()
+    }
+}
+
 impl Simulation {
     // ------------------------------------------------------------ end systems
 
@@ -298,10 +314,10 @@ impl Simulation {
     /// `created`) at ABR end `e` for its in-rate slots; its PDU entry is
     /// made when its first cell goes ("Frames held" in the module docs).
     pub(super) fn abr_enqueue(&mut self, e: u32, datagram: super::datagram::Datagram, cells: u32, created: SimTime) {
-        let end = &mut self.abr_ends[e as usize];
+        let end = &mut self.abr.ends[e as usize];
         end.held.push_back(HeldFrame { datagram, cells, created });
-        end.push_waiting(Waiting::Held, cells, self.now);
-        self.abr_held_frames += 1;
+        end.push_waiting(Waiting::Held, cells, self.k.now);
+        self.abr.held_frames += 1;
         self.abr_kick(e);
     }
 
@@ -309,7 +325,7 @@ impl Simulation {
     /// its next out-of-rate FRM while stopped).
     fn abr_kick(&mut self, e: u32) {
         if let Some((t, g)) = self.abr_plan(e) {
-            self.queue.push(t, APP, Event::AbrSend(e, g));
+            self.k.queue.push(t, APP, Event::AbrSend(e, g));
         }
     }
 
@@ -317,8 +333,8 @@ impl Simulation {
     /// if a new one is needed, is returned for the caller to schedule (or
     /// to run at once: "Sending ahead" in the module docs).
     fn abr_plan(&mut self, e: u32) -> Option<(SimTime, u32)> {
-        let now = self.now;
-        let end = &mut self.abr_ends[e as usize];
+        let now = self.k.now;
+        let end = &mut self.abr.ends[e as usize];
         end.note_acr(now);
         // The next slot, rounded up to a whole picosecond (`as` saturates).
         match end.next_slot_ps(now).map(|at| SimTime::from_ps(ceil_ps(at))) {
@@ -329,7 +345,7 @@ impl Simulation {
                 end.in_rate.set(None);
                 let due = end.source.frm_due_at().map(|due| due.max(slot));
                 if let Some((t, g)) = end.trailing.set(due) {
-                    self.queue.push(t, APP, Event::AbrTrailing(e, g));
+                    self.k.queue.push(t, APP, Event::AbrTrailing(e, g));
                 }
                 None
             }
@@ -340,7 +356,7 @@ impl Simulation {
                 // ICR below TCR) owes its out-of-rate FRM now, not then.
                 let due = end.source.out_of_rate_due().map(|due| due.max(now));
                 if let Some((t, g)) = end.out_of_rate.set(due) {
-                    self.queue.push(t, APP, Event::AbrOutOfRate(e, g));
+                    self.k.queue.push(t, APP, Event::AbrOutOfRate(e, g));
                 }
                 None
             }
@@ -350,12 +366,12 @@ impl Simulation {
     /// End `e`'s in-rate slot: rule 3 picks an FRM, a turned-around BRM or
     /// a data cell.
     pub(super) fn on_abr_send(&mut self, e: u32, generation: u32) {
-        let now = self.now;
-        let end = &mut self.abr_ends[e as usize];
+        let now = self.k.now;
+        let end = &mut self.abr.ends[e as usize];
         match end.in_rate.fire(now, generation) {
             Firing::Stale => return,
             Firing::Rearm(t, g) => {
-                self.queue.push(t, APP, Event::AbrSend(e, g));
+                self.k.queue.push(t, APP, Event::AbrSend(e, g));
                 return;
             }
             Firing::Due => {}
@@ -364,26 +380,26 @@ impl Simulation {
         // or see what it sends run now, each at its own time (an end that
         // does not send ahead is quiet from now: its slot alone runs). The
         // cells of earlier stretches have all gone by now.
-        let now = self.now;
-        let end = &mut self.abr_ends[e as usize];
+        let now = self.k.now;
+        let end = &mut self.abr.ends[e as usize];
         end.sent_ahead_of(now);
         end.stretch = now;
         let quiet = self.abr_quiet_until(e);
         let mut next = self.abr_slot_run(e, quiet);
         while let Some((t, g)) = next
             && t < quiet
-            && self.stopped.is_none()
+            && self.k.stopped.is_none()
         {
-            self.now = t;
-            let fired = self.abr_ends[e as usize].in_rate.fire(t, g);
+            self.k.now = t;
+            let fired = self.abr.ends[e as usize].in_rate.fire(t, g);
             debug_assert_eq!(fired, Firing::Due);
-            self.counts.abr_ahead += 1;
+            self.k.counts.abr_ahead += 1;
             next = self.abr_slot_run(e, quiet);
         }
-        self.now = now;
-        self.abr_ends[e as usize].stretch = SimTime::MAX;
+        self.k.now = now;
+        self.abr.ends[e as usize].stretch = SimTime::MAX;
         if let Some((t, g)) = next {
-            self.queue.push(t, APP, Event::AbrSend(e, g));
+            self.k.queue.push(t, APP, Event::AbrSend(e, g));
         }
     }
 
@@ -394,15 +410,15 @@ impl Simulation {
     /// the end of the stretch being run. Events at that instant may come
     /// first, so a slot runs ahead only if it starts strictly before it.
     fn abr_quiet_until(&self, e: u32) -> SimTime {
-        let now = self.now;
-        let end = &self.abr_ends[e as usize];
+        let now = self.k.now;
+        let end = &self.abr.ends[e as usize];
         let Some(inputs) = &end.inputs else { return now };
-        let mut t = self.until;
+        let mut t = self.k.until;
         for p in &inputs.links {
-            t = t.min(self.ports[p.idx()].quiet_until_rm(now));
+            t = t.min(self.net.ports[p.idx()].quiet_until_rm(now));
         }
         for c in &inputs.conns {
-            let c = &self.conns[c.idx()];
+            let c = &self.transport.conns[c.idx()];
             let timers = [c.rto_timer.pending(), c.delack_timer.pending(), c.write_timer.pending()];
             let app = [Some(c.start), c.stop].map(|a| a.filter(|&a| a >= now));
             for at in timers.into_iter().chain(app).flatten() {
@@ -412,7 +428,7 @@ impl Simulation {
         for at in [end.trailing.pending(), end.out_of_rate.pending()].into_iter().flatten() {
             t = t.min(at);
         }
-        for probe in &self.probes {
+        for probe in &self.probes.list {
             t = t.min(probe.next_at());
         }
         t
@@ -421,14 +437,14 @@ impl Simulation {
     /// End `e`'s trailing FRM may be due: sent in an in-rate slot if the
     /// source is still idle (else the in-rate timer has taken over).
     pub(super) fn on_abr_trailing(&mut self, e: u32, generation: u32) {
-        let end = &mut self.abr_ends[e as usize];
-        match end.trailing.fire(self.now, generation) {
+        let end = &mut self.abr.ends[e as usize];
+        match end.trailing.fire(self.k.now, generation) {
             Firing::Stale => {}
-            Firing::Rearm(t, g) => self.queue.push(t, APP, Event::AbrTrailing(e, g)),
+            Firing::Rearm(t, g) => self.k.queue.push(t, APP, Event::AbrTrailing(e, g)),
             Firing::Due if end.has_data() || end.destination.brm_waiting() => {}
             Firing::Due => {
                 if let Some((t, g)) = self.abr_slot(e) {
-                    self.queue.push(t, APP, Event::AbrSend(e, g));
+                    self.k.queue.push(t, APP, Event::AbrSend(e, g));
                 }
             }
         }
@@ -436,7 +452,7 @@ impl Simulation {
 
     /// End `e`'s in-rate slot at `now` and, while they send data cells,
     /// its slots after it that start before `quiet` ("Sending ahead" in
-    /// the module docs), each at its own time (`self.now` is left at the
+    /// the module docs), each at its own time (`self.k.now` is left at the
     /// last). Returns the next slot's event, as [`abr_slot`](Self::abr_slot).
     fn abr_slot_run(&mut self, e: u32, quiet: SimTime) -> Option<(SimTime, u32)> {
         if self.abr_data_run(e, quiet) { self.abr_plan(e) } else { self.abr_slot(e) }
@@ -450,31 +466,31 @@ impl Simulation {
     /// `quiet`, nor the pacing's interval. Returns whether it sent any;
     /// if not, nothing changed and the slot is the general path's.
     fn abr_data_run(&mut self, e: u32, quiet: SimTime) -> bool {
-        let end = &mut self.abr_ends[e as usize];
+        let end = &mut self.abr.ends[e as usize];
         if !end.has_data() || end.destination.brm_waiting() {
             return false;
         }
-        let Some(mut slot_ps) = end.next_slot_ps(self.now) else { return false };
+        let Some(mut slot_ps) = end.next_slot_ps(self.k.now) else { return false };
         let Some(interval) = end.source.cell_interval_ps() else { return false };
-        let (port, mut now) = (end.port, self.now);
+        let (port, mut now) = (end.port, self.k.now);
         let mut sent = false;
         loop {
-            let end = &mut self.abr_ends[e as usize];
+            let end = &mut self.abr.ends[e as usize];
             if !end.source.try_data_cell(now) {
                 break;
             }
             if sent {
-                self.counts.abr_ahead += 1;
+                self.k.counts.abr_ahead += 1;
             }
-            self.now = now;
+            self.k.now = now;
             let cell = self.abr_data_cell(e).expect("data was waiting");
-            self.abr_ends[e as usize].last_ps = Some(slot_ps);
+            self.abr.ends[e as usize].last_ps = Some(slot_ps);
             self.offer_at(port, now, cell);
             sent = true;
             // The next slot, as `next_slot_ps` finds it from this one.
             slot_ps += interval;
             let t = SimTime::from_ps(ceil_ps(slot_ps));
-            if t >= quiet || !self.abr_ends[e as usize].has_data() || self.stopped.is_some() {
+            if t >= quiet || !self.abr.ends[e as usize].has_data() || self.k.stopped.is_some() {
                 break;
             }
             now = t;
@@ -485,8 +501,8 @@ impl Simulation {
     /// End `e`'s in-rate slot at `now`. Returns the next slot's event, if a
     /// new one is needed, for the caller to schedule.
     fn abr_slot(&mut self, e: u32) -> Option<(SimTime, u32)> {
-        let now = self.now;
-        let end = &mut self.abr_ends[e as usize];
+        let now = self.k.now;
+        let end = &mut self.abr.ends[e as usize];
         let Some(slot_ps) = end.next_slot_ps(now) else {
             return self.abr_plan(e); // stopped since: out of rate
         };
@@ -501,7 +517,7 @@ impl Simulation {
             None => None,
         };
         if let Some(cell) = cell.flatten() {
-            self.abr_ends[e as usize].last_ps = Some(slot_ps);
+            self.abr.ends[e as usize].last_ps = Some(slot_ps);
             self.abr_offer(e, cell);
         }
         self.abr_plan(e)
@@ -509,12 +525,12 @@ impl Simulation {
 
     /// End `e`'s out-of-rate FRM is due (rule 11).
     pub(super) fn on_abr_out_of_rate(&mut self, e: u32, generation: u32) {
-        let now = self.now;
-        let end = &mut self.abr_ends[e as usize];
+        let now = self.k.now;
+        let end = &mut self.abr.ends[e as usize];
         match end.out_of_rate.fire(now, generation) {
             Firing::Stale => return,
             Firing::Rearm(t, g) => {
-                self.queue.push(t, APP, Event::AbrOutOfRate(e, g));
+                self.k.queue.push(t, APP, Event::AbrOutOfRate(e, g));
                 return;
             }
             Firing::Due => {}
@@ -538,26 +554,47 @@ impl Simulation {
     /// An RM cell of end `e`'s VC carrying `rm` (CLP = 1 out of rate), or
     /// `None` when the RM table is full (the run then stops).
     fn abr_rm_cell(&mut self, e: u32, rm: RmCell, out_of_rate: bool) -> Option<Cell> {
-        let end = &self.abr_ends[e as usize];
+        let end = &self.abr.ends[e as usize];
         let (label, slot) = (end.label, end.slot);
-        let Some(id) = self.rms.insert(rm, 1, self.now) else {
-            self.stop(format!(
+        let Some(id) = self.tables.rms.insert(rm, 1, self.k.now) else {
+            self.k.stop(format!(
                 "stopped at t = {:.6} s: more than {} RM cells are in flight at once (the RM table is full)",
-                self.now.as_secs_f64(),
+                self.k.now.as_secs_f64(),
                 crate::pdu::MAX_PDUS_IN_FLIGHT
             ));
             return None;
         };
-        self.counts.cells_created += 1;
+        self.k.counts.cells_created += 1;
+        if self.k.trace.is_some() {
+            let event = if rm.dir == Direction::Forward { "frm_sent" } else { "brm_sent" };
+            self.trace_rm(e, event, &rm, out_of_rate);
+        }
         Some(Cell::new(label, id, Pti::RM, out_of_rate, slot))
+    }
+
+    /// The trace's record of an RM cell event at end `e` (`trace.rs`), with
+    /// the source's ACR as it stands after the event.
+    #[cold]
+    #[inline(never)]
+    fn trace_rm(&mut self, e: u32, event: &'static str, rm: &RmCell, out_of_rate: bool) {
+        let end = &self.abr.ends[e as usize];
+        let acr = Some(end.source.acr() * CELL_BITS as f64);
+        let Some(t) = self.k.trace.as_deref_mut() else { return };
+        let (at, vc) = match end.at {
+            EndAt::Host { host, vc } => (self.hosts.list[host.idx()].name.as_str(), t.host_vc(host.0, vc)),
+            EndAt::Switch { switch, .. } => {
+                (self.net.switches[switch.idx()].name.as_str(), t.port_vc(end.port.0, end.slot))
+            }
+        };
+        t.rm(self.k.now, event, at, vc, rm, out_of_rate, acr);
     }
 
     /// The next cell at the head of end `e`'s queue.
     fn abr_data_cell(&mut self, e: u32) -> Option<Cell> {
-        let end = &mut self.abr_ends[e as usize];
+        let end = &mut self.abr.ends[e as usize];
         end.waiting_cells -= 1;
-        if self.now > end.stretch {
-            end.ahead.push_back(self.now);
+        if self.k.now > end.stretch {
+            end.ahead.push_back(self.k.now);
         }
         let front = end.waiting.front_mut().expect("data was waiting");
         if let Waiting::Held = front {
@@ -573,8 +610,8 @@ impl Simulation {
                 atmlab_engine::hint::prefetch(&next.datagram.payload);
                 atmlab_engine::hint::prefetch(&next.cells);
             }
-            let pdu = self.pdus.insert(h.datagram, h.cells, h.created).expect("room is kept for held frames");
-            self.abr_held_frames -= 1;
+            let pdu = self.tables.pdus.insert(h.datagram, h.cells, h.created).expect("room is kept for held frames");
+            self.abr.held_frames -= 1;
             *front = Waiting::Frame(pdu, h.cells);
         }
         match front {
@@ -596,27 +633,31 @@ impl Simulation {
     }
 
     fn abr_offer(&mut self, e: u32, cell: Cell) {
-        let port = self.abr_ends[e as usize].port;
-        self.offer_at(port, self.now, cell);
+        let port = self.abr.ends[e as usize].port;
+        self.offer_at(port, self.k.now, cell);
     }
 
     /// An RM cell reached host `h` on its VC `vc`: a forward one is turned
     /// around for this end's source to send back; a backward one sets this
     /// end's ACR.
     pub(super) fn rm_at_host(&mut self, h: HostId, vc: u32, id: PduId) {
-        let rm = self.rms.get(id).expect("an arriving RM cell's fields are live").payload;
-        self.rms.settle_cell(id);
-        let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr else {
+        let rm = self.tables.rms.get(id).expect("an arriving RM cell's fields are live").payload;
+        self.tables.rms.settle_cell(id);
+        let Some(e) = self.hosts.list[h.idx()].vcs[vc as usize].abr else {
             return; // not an ABR VC at this host: nothing acts on it
         };
-        let end = &mut self.abr_ends[e as usize];
+        let end = &mut self.abr.ends[e as usize];
         match rm.dir {
             Direction::Forward => {
                 end.destination.on_forward_rm(&rm);
             }
             Direction::Backward => {
-                end.source.on_backward_rm(self.now, &rm);
+                end.source.on_backward_rm(self.k.now, &rm);
             }
+        }
+        if self.k.trace.is_some() {
+            let event = if rm.dir == Direction::Forward { "frm_received" } else { "brm_received" };
+            self.trace_rm(e, event, &rm, false);
         }
         self.abr_kick(e);
     }
@@ -625,8 +666,8 @@ impl Simulation {
     /// VC `vc` (before AAL5 sees them): the ABR destination notes their EFCI
     /// bit (rule 1).
     pub(super) fn data_cells_at_host(&mut self, h: HostId, vc: u32, cell: Cell, n: u32) {
-        if let Some(e) = self.hosts[h.idx()].vcs[vc as usize].abr {
-            self.abr_ends[e as usize].destination.on_data_cells(cell.pti().efci(), n);
+        if let Some(e) = self.hosts.list[h.idx()].vcs[vc as usize].abr {
+            self.abr.ends[e as usize].destination.on_data_cells(cell.pti().efci(), n);
         }
     }
 
@@ -636,9 +677,9 @@ impl Simulation {
     /// destination": the segment behind may not send faster than the one
     /// ahead drains).
     fn take_brm(&mut self, e: u32) -> Option<RmCell> {
-        let mut brm = self.abr_ends[e as usize].destination.take_brm()?;
-        if let EndAt::Switch { peer, .. } = self.abr_ends[e as usize].at {
-            brm.lower_er(self.abr_ends[peer as usize].source.acr());
+        let mut brm = self.abr.ends[e as usize].destination.take_brm()?;
+        if let EndAt::Switch { peer, .. } = self.abr.ends[e as usize].at {
+            brm.lower_er(self.abr.ends[peer as usize].source.acr());
         }
         Some(brm)
     }
@@ -651,27 +692,31 @@ impl Simulation {
     /// that virtual destination; a BRM is the feedback of the virtual source
     /// that sends back toward where it came from, and ends there.
     pub(super) fn vs_receive(&mut self, e: u32, mut cell: Cell) {
-        let EndAt::Switch { peer, .. } = self.abr_ends[e as usize].at else {
+        let EndAt::Switch { peer, .. } = self.abr.ends[e as usize].at else {
             unreachable!("only switch ends take cells from links")
         };
         match cell.carries() {
             Carries::Frame(_) | Carries::Nothing => {
-                self.abr_ends[peer as usize].destination.on_data_cell(cell.pti().efci());
+                self.abr.ends[peer as usize].destination.on_data_cell(cell.pti().efci());
                 cell = cell.with_pti(cell.pti().without_efci());
-                self.abr_ends[e as usize].push_waiting(Waiting::Cell(cell), 1, self.now);
+                self.abr.ends[e as usize].push_waiting(Waiting::Cell(cell), 1, self.k.now);
                 self.abr_kick(e);
             }
             Carries::Rm(id) => {
-                let rm = self.rms.get(id).expect("an arriving RM cell's fields are live").payload;
-                self.rms.settle_cell(id);
-                self.counts.rm_absorbed += 1;
+                let rm = self.tables.rms.get(id).expect("an arriving RM cell's fields are live").payload;
+                self.tables.rms.settle_cell(id);
+                self.k.counts.rm_absorbed += 1;
                 match rm.dir {
                     Direction::Forward => {
-                        self.abr_ends[peer as usize].destination.on_forward_rm(&rm);
+                        self.abr.ends[peer as usize].destination.on_forward_rm(&rm);
                     }
                     Direction::Backward => {
-                        self.abr_ends[peer as usize].source.on_backward_rm(self.now, &rm);
+                        self.abr.ends[peer as usize].source.on_backward_rm(self.k.now, &rm);
                     }
+                }
+                if self.k.trace.is_some() {
+                    let event = if rm.dir == Direction::Forward { "frm_received" } else { "brm_received" };
+                    self.trace_rm(peer, event, &rm, false);
                 }
                 self.abr_kick(peer);
             }
@@ -685,53 +730,49 @@ impl Simulation {
     /// takes its cells at their arrival events (not ahead of time), and no
     /// UDP flow of which starts at the host.
     pub(super) fn start_abr_ahead(&mut self, elide: bool) {
-        if !elide || self.capture.is_some() {
+        if !elide || self.net.capture.is_some() {
             return;
         }
-        for e in 0..self.abr_ends.len() {
-            let EndAt::Host { host, .. } = self.abr_ends[e].at else { continue };
-            let model = &self.hosts[host.idx()].model;
-            let adapter = &self.ports[self.abr_ends[e].port.idx()];
+        for e in 0..self.abr.ends.len() {
+            let EndAt::Host { host, .. } = self.abr.ends[e].at else { continue };
+            let model = &self.hosts.list[host.idx()].model;
+            let adapter = &self.net.ports[self.abr.ends[e].port.idx()];
             let alone =
                 adapter.mode() == crate::atm::PortMode::Pipelined && adapter.vcs.len() == 1 && !adapter.vcs[0].eager;
-            let udp = self.flows.iter().any(|f| f.src.host == host);
+            let udp = self.transport.flows.iter().any(|f| f.src.host == host);
             if model.serial_send() || model.queued_receive() || !alone || udp {
                 continue;
             }
-            let links = (0..self.ports.len())
+            let links = (0..self.net.ports.len())
                 .filter(|&p| {
-                    self.ports[p].vcs.iter().any(|v| matches!(v.next, NextHop::Host { host: h, .. } if h == host))
+                    self.net.ports[p].vcs.iter().any(|v| matches!(v.next, NextHop::Host { host: h, .. } if h == host))
                 })
                 .map(|p| PortId(p as u32))
                 .collect();
-            let conns = (0..self.conns.len())
-                .filter(|&c| self.conns[c].src.host == host || self.conns[c].dst.host == host)
+            let conns = (0..self.transport.conns.len())
+                .filter(|&c| self.transport.conns[c].src.host == host || self.transport.conns[c].dst.host == host)
                 .map(|c| ConnId(c as u32))
                 .collect();
-            self.abr_ends[e].inputs = Some(Box::new(Inputs { links, conns }));
+            self.abr.ends[e].inputs = Some(Box::new(Inputs { links, conns }));
         }
-    }
-
-    /// Cells of frames waiting at ABR sources for their in-rate slots.
-    pub(super) fn abr_waiting_cells(&self) -> u64 {
-        self.abr_ends.iter().map(|e| e.waiting_cells).sum()
     }
 
     /// The results of the ABR ends.
     pub(super) fn abr_results(&self) -> Vec<super::AbrResult> {
         let bps = |cells_per_s: f64| cells_per_s * CELL_BITS as f64;
-        self.abr_ends
+        self.abr
+            .ends
             .iter()
             .map(|e| {
                 let (s, d) = (&e.source.stats, &e.destination.stats);
                 super::AbrResult {
                     name: e.name.clone(),
                     host: match e.at {
-                        EndAt::Host { host, .. } => self.hosts[host.idx()].name.clone(),
-                        EndAt::Switch { switch, .. } => self.switches[switch.idx()].name.clone(),
+                        EndAt::Host { host, .. } => self.hosts.list[host.idx()].name.clone(),
+                        EndAt::Switch { switch, .. } => self.net.switches[switch.idx()].name.clone(),
                     },
                     acr_bps: bps(e.source.acr()),
-                    mean_acr_bps: bps(e.mean_acr(self.end)),
+                    mean_acr_bps: bps(e.mean_acr(self.k.end)),
                     last_er_bps: e.source.last_er().map(bps),
                     data_cells: s.data_cells,
                     frms_in_rate: s.frms_in_rate,

@@ -289,6 +289,13 @@ pub struct NetworkBuilder {
     pub(super) vs_vd: Vec<SwitchId>,
     /// The packet capture's taps, if any link is captured.
     pub(super) capture: Option<super::capture::Capture>,
+    /// The trace, if the run writes one (`trace.rs`).
+    pub(super) trace: Option<(super::trace::TraceSpec, Box<dyn std::io::Write + Send>)>,
+    /// VC names (`name_vc`), and where each VC sits: per (port, VC index)
+    /// and per (host, VC index), the name's index and direction.
+    vc_names: Vec<String>,
+    port_vc_names: BTreeMap<(PortId, u16), super::trace::VcRef>,
+    host_vc_names: BTreeMap<(HostId, u32), super::trace::VcRef>,
 }
 
 /// A policer and where it sits.
@@ -332,6 +339,71 @@ impl NetworkBuilder {
             abr_controls: Vec::new(),
             vs_vd: Vec::new(),
             capture: None,
+            trace: None,
+            vc_names: Vec::new(),
+            port_vc_names: BTreeMap::new(),
+            host_vc_names: BTreeMap::new(),
+        }
+    }
+
+    /// Writes a trace of the run (`trace.rs`) to `out`: the records of
+    /// `spec`'s kinds, VCs, ports and window. The names in `spec` must be
+    /// the network's (the scenario layer checks them). Tracing changes no
+    /// result.
+    ///
+    /// A traced run runs without event elision (the reference mode, where
+    /// every slot and every cell-hop is an event), so that every record is
+    /// written at its own time, in time order; its results are those of
+    /// the run without the trace.
+    pub fn trace(&mut self, spec: super::trace::TraceSpec, out: Box<dyn std::io::Write + Send>) {
+        self.event_elision = false;
+        self.trace = Some((spec, out));
+    }
+
+    /// Names the VC `vc` (its forward direction runs source to destination)
+    /// for the trace's records.
+    pub fn name_vc(&mut self, vc: &VcHandle, name: &str) {
+        let k = self.vc_names.len() as u32;
+        self.vc_names.push(name.to_string());
+        for (p, slot) in vc.forward.iter().zip(&vc.forward_slots) {
+            self.port_vc_names.insert((*p, *slot), super::trace::VcRef::new(k, true));
+        }
+        // `reverse` runs destination to source; its slots are in path order.
+        for (p, slot) in vc.reverse.iter().rev().zip(&vc.reverse_slots) {
+            self.port_vc_names.insert((*p, *slot), super::trace::VcRef::new(k, false));
+        }
+        self.host_vc_names.insert((vc.src.host, vc.src.vc), super::trace::VcRef::new(k, true));
+        self.host_vc_names.insert((vc.dst.host, vc.dst.vc), super::trace::VcRef::new(k, false));
+    }
+
+    /// The names the trace needs (`trace.rs`).
+    pub(super) fn trace_names(&self) -> super::trace::TraceNames {
+        let port_vcs = (0..self.ports.len())
+            .map(|p| {
+                (0..self.ports[p].vcs.len())
+                    .map(|v| self.port_vc_names.get(&(PortId(p as u32), v as u16)).copied())
+                    .collect()
+            })
+            .collect();
+        let host_vcs = (0..self.hosts.len())
+            .map(|h| {
+                (0..self.hosts[h].vcs.len())
+                    .map(|v| self.host_vc_names.get(&(HostId(h as u32), v as u32)).copied())
+                    .collect()
+            })
+            .collect();
+        let conns = self
+            .conns
+            .iter()
+            .map(|c| (c.name.clone(), self.host_vc_names.get(&(c.src.host, c.src.vc)).copied()))
+            .collect();
+        super::trace::TraceNames {
+            ports: self.ports.iter().map(|p| p.name.clone()).collect(),
+            hosts: self.hosts.iter().map(|h| h.name.clone()).collect(),
+            vcs: self.vc_names.clone(),
+            port_vcs,
+            host_vcs,
+            conns,
         }
     }
 
@@ -340,7 +412,16 @@ impl NetworkBuilder {
     /// error writing it names (the file). Capturing changes no result.
     pub fn capture(&mut self, port: PortId, name: String, out: Box<dyn std::io::Write + Send>) {
         let n = self.ports.len();
-        self.capture.get_or_insert_with(|| super::capture::Capture::new(n)).add(port.idx(), name, out);
+        self.capture.get_or_insert_with(|| super::capture::Capture::new(n)).add(port.idx(), false, name, out);
+    }
+
+    /// Captures the AAL5 frames offered to `port` (at the switch, before
+    /// the port's buffer may drop any of their cells) into a pcap file
+    /// written to `out`, as [`capture`](Self::capture) does for a link.
+    /// Capturing changes no result.
+    pub fn capture_input(&mut self, port: PortId, name: String, out: Box<dyn std::io::Write + Send>) {
+        let n = self.ports.len();
+        self.capture.get_or_insert_with(|| super::capture::Capture::new(n)).add(port.idx(), true, name, out);
     }
 
     /// The memory guard: the run stops with [`SimulationError::Limit`]

@@ -1,8 +1,11 @@
 //! Packet capture: the AAL5 frames that crossed a link direction, as a pcap
 //! file Wireshark and tshark decode.
 //!
-//! A *tap* sits at the far end of one link direction (one output port). It
-//! sees every cell that crossed the link, including those of frames that
+//! A *tap* sits at the far end of one link direction (one output port), or
+//! at the input of an output port (`simulation.capture_input`: every cell
+//! offered to the port, before its buffer may drop it, so that a frame a
+//! switch then drops is still in the file). A link tap sees every cell that
+//! crossed the link, including those of frames that
 //! lost cells upstream, and puts them through an AAL5 reassembler of its own
 //! per VC ([`Reassembler`], the one hosts use): a frame is written when its
 //! end-of-frame cell arrives and only if the reassembler accepts it (every
@@ -75,6 +78,10 @@ struct Tap {
 /// The taps of a run, by port.
 pub(crate) struct Capture {
     /// For each port, its tap's index, or `u32::MAX`.
+    /// The network's ports.
+    ports: usize,
+    /// Per tap point (a port's link, then a port's input: `ports + port`),
+    /// its tap, or `u32::MAX`.
     by_port: Vec<u32>,
     taps: Vec<Tap>,
     buf: Vec<u8>,
@@ -275,12 +282,13 @@ pub fn encode(meta: &FrameMeta, content: Content<'_>, out: &mut Vec<u8>) -> u32 
 impl Capture {
     /// No taps yet, for a network of `ports` ports.
     pub(crate) fn new(ports: usize) -> Capture {
-        Capture { by_port: vec![u32::MAX; ports], taps: Vec::new(), buf: Vec::with_capacity(128) }
+        Capture { ports, by_port: vec![u32::MAX; 2 * ports], taps: Vec::new(), buf: Vec::with_capacity(128) }
     }
 
-    /// Taps port `port` (with `vcs` VCs), writing to `out`; `name` is what
-    /// errors call it.
-    pub(crate) fn add(&mut self, port: usize, name: String, out: Box<dyn Write + Send>) {
+    /// Taps port `port`'s link (or, with `input`, the cells offered to the
+    /// port), writing to `out`; `name` is what errors call it.
+    pub(crate) fn add(&mut self, port: usize, input: bool, name: String, out: Box<dyn Write + Send>) {
+        let point = if input { self.ports + port } else { port };
         let header = PcapHeader {
             version_major: 2,
             version_minor: 4,
@@ -295,20 +303,23 @@ impl Capture {
             Ok(w) => (Some(w), None),
             Err(e) => (None, Some(format!("{name}: {e}"))),
         };
-        if self.by_port.len() <= port {
-            self.by_port.resize(port + 1, u32::MAX);
-        }
-        self.by_port[port] = self.taps.len() as u32;
+        self.by_port[point] = self.taps.len() as u32;
         self.taps.push(Tap { name, writer, frames: Vec::new(), counts: TapCounts::default(), error });
     }
 
-    /// The tap of `port`'s index, if it is captured.
+    /// The tap of `port`'s link, if it is captured.
     #[inline]
     pub(crate) fn tap_of(&self, port: usize) -> Option<usize> {
         match self.by_port.get(port) {
             Some(&t) if t != u32::MAX => Some(t as usize),
             _ => None,
         }
+    }
+
+    /// The tap of `port`'s input, if it is captured.
+    #[inline]
+    pub(crate) fn input_tap_of(&self, port: usize) -> Option<usize> {
+        self.tap_of(self.ports + port)
     }
 
     /// Takes one frame cell of tap `t` on VC `slot`: the reassembler's verdict.
@@ -367,32 +378,46 @@ impl Simulation {
     /// A cell of port `p` crossed its link (it reaches the far end at
     /// `arrival`): the port's tap, if it has one, writes the frame it ends.
     /// Apart and not inlined: runs without a capture pay one test of
-    /// `self.capture` per cell put on a link.
+    /// `self.net.capture` per cell put on a link.
     #[inline(never)]
     pub(super) fn capture_cell(&mut self, p: PortId, arrival: SimTime, cell: &Cell) {
-        if arrival >= self.end || !matches!(cell.carries(), Carries::Frame(_)) {
+        let Some(t) = self.net.capture.as_deref().and_then(|c| c.tap_of(p.idx())) else { return };
+        self.capture_frame(t, arrival, cell);
+    }
+
+    /// A cell is offered to port `p` at `at`: the tap of the port's input,
+    /// if it has one, writes the frame it ends (before the port may drop
+    /// it). Apart and not inlined, as [`capture_cell`](Self::capture_cell).
+    #[inline(never)]
+    pub(super) fn capture_input(&mut self, p: PortId, at: SimTime, cell: &Cell) {
+        let Some(t) = self.net.capture.as_deref().and_then(|c| c.input_tap_of(p.idx())) else { return };
+        self.capture_frame(t, at, cell);
+    }
+
+    /// Tap `t` takes `cell` at `at`, and writes the frame it completes.
+    fn capture_frame(&mut self, t: usize, arrival: SimTime, cell: &Cell) {
+        if arrival >= self.k.end || !matches!(cell.carries(), Carries::Frame(_)) {
             return;
         }
-        let Some(cap) = self.capture.as_deref_mut() else { return };
-        let Some(t) = cap.tap_of(p.idx()) else { return };
-        let Reassembly::Complete(id) = cap.on_cell(t, cell, &self.pdus) else { return };
-        let Some(pdu) = self.pdus.get(id) else { return };
+        let Some(cap) = self.net.capture.as_deref_mut() else { return };
+        let Reassembly::Complete(id) = cap.on_cell(t, cell, &self.tables.pdus) else { return };
+        let Some(pdu) = self.tables.pdus.get(id) else { return };
         let d = &pdu.payload;
         let (src, dst, sport, dport) = match d.dest {
             Endpoint::TcpReceiver(n) => {
-                let c = &self.conns[n as usize];
+                let c = &self.transport.conns[n as usize];
                 (c.src.host, c.dst.host, port_of(n), SINK_PORT)
             }
             Endpoint::TcpSender(n) => {
-                let c = &self.conns[n as usize];
+                let c = &self.transport.conns[n as usize];
                 (c.dst.host, c.src.host, SINK_PORT, port_of(n))
             }
             Endpoint::UdpSink(n) => {
-                let f = &self.flows[n as usize];
+                let f = &self.transport.flows[n as usize];
                 (f.src.host, f.dst.host, port_of(n), SINK_PORT)
             }
         };
-        let sender = &self.hosts[src.idx()];
+        let sender = &self.hosts.list[src.idx()];
         let meta = FrameMeta {
             src: host_address(src.0),
             dst: host_address(dst.0),
@@ -418,7 +443,7 @@ impl Simulation {
     /// caller that wants the counts calls it once it has advanced to the
     /// end (frames that cross a link later are no longer written).
     pub fn finish_capture(&mut self) -> Result<Vec<(String, TapCounts)>, SimulationError> {
-        match self.capture.as_deref_mut() {
+        match self.net.capture.as_deref_mut() {
             Some(cap) => cap.finish().map_err(SimulationError::Capture),
             None => Ok(Vec::new()),
         }

@@ -39,9 +39,10 @@
 
 use std::collections::VecDeque;
 
+use super::Simulation;
+use super::kernel::{APP, ARRIVAL, Event};
 use super::settle::Reader;
 use super::timer::{Firing, LazyTimer};
-use super::{APP, ARRIVAL, Event, Simulation};
 use crate::abr::control::{ControlConfig, Controller, PortInfo, SwitchControl, Timing};
 use crate::abr::{Direction, RmCell};
 use crate::atm::{Carries, Cell, NextHop, Offer, ServiceCategory};
@@ -53,6 +54,9 @@ use atmlab_engine::{CELL_BITS, Duration, SimTime};
 /// keeps for them (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Controls {
+    /// A port has a controller or a switch is a VS/VD: cells entering
+    /// switches take the ABR path (`Simulation::enter_switch_abr`).
+    pub(super) switching: bool,
     /// Per port: its controller, if it has one (empty when no port has).
     ports: Vec<Option<PortControl>>,
     /// Per port: the cells taken ahead of time that its counting
@@ -71,6 +75,12 @@ struct PortControl {
 }
 
 impl Controls {
+    /// No controllers yet; `switching` if cells entering switches take the
+    /// ABR path.
+    pub(super) fn new(switching: bool) -> Controls {
+        Controls { switching, ..Controls::default() }
+    }
+
     /// Whether any port has a controller.
     #[inline]
     pub(super) fn any(&self) -> bool {
@@ -196,7 +206,7 @@ impl Simulation {
     /// it, and may mark it.
     #[inline]
     pub(super) fn control_on_offer(&mut self, p: PortId, at: SimTime, mut cell: Cell) -> Cell {
-        let port = &mut self.ports[p.idx()];
+        let port = &mut self.net.ports[p.idx()];
         let category = port.vcs[cell.slot() as usize].category;
         let Some(Some(c)) = self.control.ports.get_mut(p.idx()) else { return cell };
         match category {
@@ -208,11 +218,14 @@ impl Simulation {
                 {
                     cell = cell.with_pti(cell.pti().with_efci());
                 }
-                let ccr = forward_ccr(&self.rms, &cell);
-                if c.ctl.abr_cell(at, vc, ccr, || port.category_queued_at(ServiceCategory::Abr, at))
-                    && let Some((t, g)) = c.deadline.set(c.ctl.deadline())
-                {
-                    self.queue.push(t, APP, Event::ControlDeadline(p, g));
+                let ccr = forward_ccr(&self.tables.rms, &cell);
+                if c.ctl.abr_cell(at, vc, ccr, || port.category_queued_at(ServiceCategory::Abr, at)) {
+                    if let Some((t, g)) = c.deadline.set(c.ctl.deadline()) {
+                        self.k.queue.push(t, APP, Event::ControlDeadline(p, g));
+                    }
+                    if let Some(t) = self.k.trace.as_deref_mut() {
+                        t.control(at, p.0, &c.ctl.readings());
+                    }
                 }
             }
             ServiceCategory::Cbr | ServiceCategory::Vbr => c.ctl.high_priority_cells(at, 1),
@@ -226,7 +239,7 @@ impl Simulation {
     /// VC's opposite port at that switch may lower its ER.
     #[inline]
     pub(super) fn control_on_backward_rm(&mut self, p: PortId, vc: u16, at: SimTime, id: PduId, link: PortId) {
-        let Some((f, fvc)) = self.ports[p.idx()].vcs[vc as usize].feedback else { return };
+        let Some((f, fvc)) = self.net.ports[p.idx()].vcs[vc as usize].feedback else { return };
         self.write_er(f, fvc, at, id, link);
     }
 
@@ -235,7 +248,7 @@ impl Simulation {
     fn write_er(&mut self, f: PortId, fvc: u16, at: SimTime, id: PduId, link: PortId) {
         self.settle(at, Some(link.0), Reader::Controller(f));
         if let Some(Some(c)) = self.control.ports.get_mut(f.idx())
-            && let Some(rm) = self.rms.get_mut(id)
+            && let Some(rm) = self.tables.rms.get_mut(id)
             && rm.payload.dir == Direction::Backward
         {
             c.ctl.backward_rm(at, usize::from(fvc), &mut rm.payload);
@@ -246,18 +259,18 @@ impl Simulation {
     /// cell taken ahead of time: the ER is written by an `RmDue` event at
     /// its arrival.
     pub(super) fn defer_backward_rm(&mut self, p: PortId, vc: u16, at: SimTime, id: PduId, link: PortId) {
-        let Some((f, fvc)) = self.ports[p.idx()].vcs[vc as usize].feedback else { return };
+        let Some((f, fvc)) = self.net.ports[p.idx()].vcs[vc as usize].feedback else { return };
         let writes = self.control.controller(f).is_some_and(|c| c.writes_backward_rm());
-        if !writes || self.rms.get(id).is_none_or(|rm| rm.payload.dir != Direction::Backward) {
+        if !writes || self.tables.rms.get(id).is_none_or(|rm| rm.payload.dir != Direction::Backward) {
             return;
         }
         // The cell may be dropped or delivered before its arrival here;
         // its fields must live (and its id stay its own) until then.
-        self.rms.hold(id);
+        self.tables.rms.hold(id);
         let due = &mut self.control.rm_due[link.idx()];
         due.push_back(RmDue { at, port: f, vc: fvc, id });
         if due.len() == 1 {
-            self.queue.push_keyed(at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
+            self.k.queue.push_keyed(at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
         }
     }
 
@@ -267,17 +280,20 @@ impl Simulation {
         let due = &mut self.control.rm_due[link.idx()];
         let d = due.pop_front().expect("an RmDue event has its cell");
         if let Some(next) = due.front() {
-            self.queue.push_keyed(next.at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
+            self.k.queue.push_keyed(next.at, ARRIVAL, u64::from(link.0), Event::RmDue(link));
         }
-        debug_assert_eq!(d.at, self.now);
+        debug_assert_eq!(d.at, self.k.now);
         self.write_er(d.port, d.vc, d.at, d.id, link);
-        self.rms.settle_cell(d.id);
+        self.tables.rms.settle_cell(d.id);
     }
 
     /// Offers a cell taken ahead of time to port `p`, which it reaches at
     /// `at`: queued or dropped now, counted by the port's controller later.
     pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
-        let port = &mut self.ports[p.idx()];
+        if self.net.capture.is_some() {
+            self.capture_input(p, at, &cell);
+        }
+        let port = &mut self.net.ports[p.idx()];
         let category = port.vcs[cell.slot() as usize].category;
         let deferred = self.control.deferred[p.idx()].as_mut().expect("checked by the caller");
         let offer = if deferred.hp_only {
@@ -287,7 +303,7 @@ impl Simulation {
             port.offer(at, cell)
         } else {
             let what = match category {
-                ServiceCategory::Abr => match forward_ccr(&self.rms, &cell) {
+                ServiceCategory::Abr => match forward_ccr(&self.tables.rms, &cell) {
                     Some(ccr) => {
                         deferred.ccrs.push_back(ccr);
                         Counted::AbrFrm
@@ -307,7 +323,12 @@ impl Simulation {
         };
         match offer {
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-            Offer::Dropped(_) => self.settle_lost(cell),
+            Offer::Dropped(why) => {
+                if self.k.trace.is_some() {
+                    self.trace_drop(p, cell, super::network::drop_reason(why));
+                }
+                self.settle_lost(cell);
+            }
             Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
         }
     }
@@ -355,7 +376,8 @@ impl Simulation {
                     if c.ctl.abr_cell(cell.at, usize::from(cell.vc), ccr, || queue_before)
                         && let Some((t, g)) = c.deadline.set(c.ctl.deadline())
                     {
-                        self.queue.push(t, APP, Event::ControlDeadline(p, g));
+                        // (No trace record: a traced run takes no cell ahead of time.)
+                        self.k.queue.push(t, APP, Event::ControlDeadline(p, g));
                     }
                 }
                 Counted::HighPriority => c.ctl.high_priority_cells(cell.at, 1),
@@ -372,8 +394,8 @@ impl Simulation {
             return;
         }
         let mut any = false;
-        let mut deferred = vec![None; self.ports.len()];
-        for (u, port) in self.ports.iter().enumerate() {
+        let mut deferred = vec![None; self.net.ports.len()];
+        for (u, port) in self.net.ports.iter().enumerate() {
             for vc in port.vcs.iter().filter(|vc| vc.eager) {
                 any = true;
                 let NextHop::Port { port: q, .. } = vc.next else { continue };
@@ -383,8 +405,8 @@ impl Simulation {
                         pending: VecDeque::new(),
                         ccrs: VecDeque::new(),
                         present: VecDeque::new(),
-                        transit: self.ports[q.idx()].transit(),
-                        hp_only: !self.ports[q.idx()].carries_category(ServiceCategory::Abr),
+                        transit: self.net.ports[q.idx()].transit(),
+                        hp_only: !self.net.ports[q.idx()].carries_category(ServiceCategory::Abr),
                         hp: VecDeque::new(),
                     });
                 }
@@ -392,27 +414,30 @@ impl Simulation {
         }
         if any {
             self.control.deferred = deferred;
-            self.control.rm_due = vec![VecDeque::new(); self.ports.len()];
+            self.control.rm_due = vec![VecDeque::new(); self.net.ports.len()];
         }
     }
 
     /// Port `p`'s controller reached its deadline.
     pub(super) fn on_control_deadline(&mut self, p: PortId, generation: u32) {
-        let now = self.now;
+        let now = self.k.now;
         self.settle(now, None, Reader::ControlDeadline(p));
         let queue = match self.control.deferred.get_mut(p.idx()) {
-            Some(Some(d)) if self.ports[p.idx()].carries_category(ServiceCategory::Abr) => d.queue_at(now),
+            Some(Some(d)) if self.net.ports[p.idx()].carries_category(ServiceCategory::Abr) => d.queue_at(now),
             Some(Some(_)) => 0,
-            _ => self.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now),
+            _ => self.net.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now),
         };
         let Some(Some(c)) = self.control.ports.get_mut(p.idx()) else { return };
         match c.deadline.fire(now, generation) {
             Firing::Stale => {}
-            Firing::Rearm(t, g) => self.queue.push(t, APP, Event::ControlDeadline(p, g)),
+            Firing::Rearm(t, g) => self.k.queue.push(t, APP, Event::ControlDeadline(p, g)),
             Firing::Due => {
                 c.ctl.deadline_reached(now, queue);
                 if let Some((t, g)) = c.deadline.set(c.ctl.deadline()) {
-                    self.queue.push(t, APP, Event::ControlDeadline(p, g));
+                    self.k.queue.push(t, APP, Event::ControlDeadline(p, g));
+                }
+                if let Some(t) = self.k.trace.as_deref_mut() {
+                    t.control(now, p.0, &c.ctl.readings());
                 }
             }
         }
@@ -424,14 +449,14 @@ impl Simulation {
         if configs.is_empty() {
             return; // no controllers: the cell path skips switch control at no cost
         }
-        self.control.ports = vec![None; self.ports.len()];
+        self.control.ports = vec![None; self.net.ports.len()];
         for (p, config) in configs {
-            let port = &self.ports[p.idx()];
+            let port = &self.net.ports[p.idx()];
             let info = PortInfo { cell_rate: port.rate.bps() as f64 / CELL_BITS as f64, vcs: port.vcs.len() };
             let ctl = config.build(info, SimTime::ZERO); // checked by NetworkBuilder::set_abr_control
             let mut deadline = LazyTimer::default();
             if let Some((t, g)) = deadline.set(ctl.deadline()) {
-                self.queue.push(t, APP, Event::ControlDeadline(p, g));
+                self.k.queue.push(t, APP, Event::ControlDeadline(p, g));
             }
             self.control.ports[p.idx()] = Some(PortControl { ctl, deadline });
         }
@@ -443,7 +468,7 @@ impl Simulation {
         self.control
             .iter()
             .map(|(p, ctl)| super::AbrPortResult {
-                port: self.ports[p.idx()].name.clone(),
+                port: self.net.ports[p.idx()].name.clone(),
                 algorithm: ctl.algorithm().name(),
                 readings: super::results::Readings(ctl.readings()),
             })

@@ -89,37 +89,48 @@ pub struct Footprint {
     pub probe_samples: u64,
 }
 
+/// The memory guard: the limit of cells held, and when it looks next.
+pub(super) struct Guard {
+    /// `simulation.max_cells_held`.
+    pub(super) limit: u64,
+    /// It looks again once this many cells (and records' worth,
+    /// [`Simulation::guard_clock`]) have been made.
+    pub(super) next: u64,
+}
+
+impl Guard {
+    pub(super) fn new(limit: u64) -> Guard {
+        Guard { limit, next: guard_step(limit) }
+    }
+}
+
 impl Simulation {
     /// What the run holds now.
     pub fn footprint(&self) -> Footprint {
-        let hosts = self.hosts.iter();
+        let hosts = self.hosts.list.iter();
         Footprint {
-            time_s: self.now.as_secs_f64(),
-            cells_held: self.ports.iter().map(|p| p.held_cells()).sum(),
-            cell_capacity: self.ports.iter().map(|p| p.cell_capacity()).sum(),
-            cells_at_hosts: self.hosts.iter().map(|h| h.tx_cells).sum::<u64>() + self.abr_waiting_cells(),
+            time_s: self.k.now.as_secs_f64(),
+            cells_held: self.net.ports.iter().map(|p| p.held_cells()).sum(),
+            cell_capacity: self.net.ports.iter().map(|p| p.cell_capacity()).sum(),
+            cells_at_hosts: self.hosts.list.iter().map(|h| h.tx_cells).sum::<u64>() + self.abr.waiting_cells(),
             datagrams_waiting: hosts.clone().map(|h| (h.tx.len() + h.rx.len()) as u64).sum::<u64>()
-                + self.abr_ends.iter().map(|e| e.waiting.len() as u64).sum::<u64>(),
+                + self.abr.ends.iter().map(|e| e.waiting.len() as u64).sum::<u64>(),
             datagram_capacity: hosts.map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum::<u64>()
-                + self.abr_ends.iter().map(|e| (e.waiting.capacity() + e.held.capacity()) as u64).sum::<u64>(),
-            pdus_live: self.pdus.in_flight() as u64,
-            pdu_slots: self.pdus.slots() as u64,
-            events_pending: self.queue.len() as u64,
-            event_capacity: self.queue.capacity() as u64,
-            probe_samples: self.probes.iter().map(|p| p.values.len() as u64).sum(),
+                + self.abr.ends.iter().map(|e| (e.waiting.capacity() + e.held.capacity()) as u64).sum::<u64>(),
+            pdus_live: self.tables.pdus.in_flight() as u64,
+            pdu_slots: self.tables.pdus.slots() as u64,
+            events_pending: self.k.queue.len() as u64,
+            event_capacity: self.k.queue.capacity() as u64,
+            probe_samples: self.probes.list.iter().map(|p| p.values.len() as u64).sum(),
         }
     }
 
     /// Stops the run at the end of the current event, for `why` (reported
     /// as [`SimulationError::Limit`](super::SimulationError::Limit)).
-    pub(super) fn stop(&mut self, why: String) {
-        self.stopped.get_or_insert(why);
-    }
-
     /// Cells and records' worth made so far: what the guard's next look
     /// waits for (`guard_next`).
     pub(super) fn guard_clock(&self) -> u64 {
-        self.counts.cells_created + self.counts.records_made
+        self.k.counts.cells_created + self.k.counts.records_made
     }
 
     /// Checks the memory guard; on a breach records why the run stops and
@@ -133,33 +144,33 @@ impl Simulation {
                 worst = (held, place());
             }
         };
-        for p in &self.ports {
+        for p in &self.net.ports {
             count(p.held_cells(), &|| format!("port {} (its queue and link)", p.name));
         }
-        for h in &self.hosts {
+        for h in &self.hosts.list {
             let sending = h.tx_cells + h.tx.len() as u64 * DATAGRAM_CELLS;
             count(sending, &|| format!("host {}'s sending CPU (datagrams waiting)", h.name));
             let receiving = h.rx.len() as u64 * DATAGRAM_CELLS;
             count(receiving, &|| format!("host {}'s receiving CPU (datagrams waiting)", h.name));
         }
-        for e in &self.abr_ends {
+        for e in &self.abr.ends {
             let waiting = e.waiting_cells + e.held.len() as u64 * DATAGRAM_CELLS;
             count(waiting, &|| format!("the ABR source {} (cells waiting for their rate)", e.name));
         }
         // The frames whose cells are held above, by their entries in the PDU table.
-        let frames = self.pdus.in_flight() as u64;
+        let frames = self.tables.pdus.in_flight() as u64;
         total += frames * FRAME_CELLS;
-        self.guard_next = self.guard_clock().saturating_add(guard_step(self.max_cells_held));
-        if total <= self.max_cells_held {
+        self.guard.next = self.guard_clock().saturating_add(guard_step(self.guard.limit));
+        if total <= self.guard.limit {
             return false;
         }
-        self.stop(format!(
+        self.k.stop(format!(
             "stopped at t = {:.6} s: the cells held in queues, on links and at hosts, with the {frames} AAL5 \
              frames they belong to and the datagrams waiting, take the memory of {total} cells, more than \
              simulation.max_cells_held ({} cells); {} of them at {}. More traffic is offered there than can \
              be sent: give it a finite buffer, or raise simulation.max_cells_held",
-            self.now.as_secs_f64(),
-            self.max_cells_held,
+            self.k.now.as_secs_f64(),
+            self.guard.limit,
             worst.0,
             worst.1
         ));

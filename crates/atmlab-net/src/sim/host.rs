@@ -5,10 +5,11 @@
 
 use std::collections::VecDeque;
 
+use super::Simulation;
 use super::apps::VcEnd;
 use super::datagram::{Datagram, Endpoint};
+use super::kernel::{APP, Event};
 use super::settle::Reader;
-use super::{APP, Event, Simulation};
 use crate::aal5::{Encapsulation, Reassembler, Reassembly};
 use crate::atm::{Carries, Cell, VcLabel};
 use crate::ids::{HostId, PortId};
@@ -182,6 +183,11 @@ impl Host {
     }
 }
 
+/// The hosts of a run: their CPUs, their VCs' ends and reassembly.
+pub(super) struct Hosts {
+    pub(super) list: Vec<Host>,
+}
+
 impl Simulation {
     /// A cell source's cell reaches its sink at host `h` on its VC `vc`;
     /// `early`: counted now but arriving then (a link into a host counts
@@ -189,15 +195,15 @@ impl Simulation {
     /// rate must know.
     #[inline]
     pub(super) fn raw_received(&mut self, h: HostId, vc: u32, early: Option<SimTime>) {
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         host.stats.cells_received += 1;
         let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
-        let app = &mut self.cell_apps[sink as usize];
+        let app = &mut self.sources.apps[sink as usize];
         app.received += 1;
         if let (Some(at), Some(ahead)) = (early, &mut app.early) {
             ahead.push_back(at);
         }
-        self.counts.raw_received += 1;
+        self.k.counts.raw_received += 1;
     }
 
     pub(super) fn host_receive(&mut self, h: HostId, vc: u32, cell: Cell) {
@@ -205,7 +211,7 @@ impl Simulation {
             self.raw_received(h, vc, None);
             return;
         }
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         host.stats.cells_received += 1;
         match cell.carries() {
             Carries::Nothing => unreachable!("taken above"),
@@ -215,21 +221,27 @@ impl Simulation {
             }
             Carries::Frame(_) => self.data_cells_at_host(h, vc, cell, 1),
         }
-        let host = &mut self.hosts[h.idx()];
-        let outcome = host.vcs[vc as usize].reassembler.on_cell(&cell, &self.pdus);
+        let host = &mut self.hosts.list[h.idx()];
+        let outcome = host.vcs[vc as usize].reassembler.on_cell(&cell, &self.tables.pdus);
         match outcome {
             Reassembly::Incomplete => {}
             Reassembly::Discarded { cells } => {
                 host.stats.frames_discarded += 1;
                 host.stats.dead_cells += u64::from(cells);
+                if let Some(t) = self.k.trace.as_deref_mut() {
+                    t.frame(self.k.now, h.0, vc, false, cells);
+                }
             }
             Reassembly::Complete(id) => {
                 host.stats.frames_received += 1;
-                let pdu = self.pdus.get(id).expect("a complete frame's PDU is live");
+                let pdu = self.tables.pdus.get(id).expect("a complete frame's PDU is live");
                 let (datagram, sent_at) = (pdu.payload.clone(), pdu.sent_at);
-                self.pdus.mark_delivered(id);
+                if let Some(t) = self.k.trace.as_deref_mut() {
+                    t.frame(self.k.now, h.0, vc, true, pdu.cells);
+                }
+                self.tables.pdus.mark_delivered(id);
                 if let Endpoint::UdpSink(f) = datagram.dest {
-                    self.flows[f as usize].record_arrival(self.now);
+                    self.transport.flows[f as usize].record_arrival(self.k.now);
                 }
                 if host.model.queued_receive() {
                     self.enqueue_rx(h, PendingRx { datagram, sent_at });
@@ -238,7 +250,7 @@ impl Simulation {
                 }
             }
         }
-        self.pdus.settle_cell(cell.pdu());
+        self.tables.pdus.settle_cell(cell.pdu());
     }
 
     /// `cells` equal cells that end no frame and are no RM cells reached
@@ -252,36 +264,36 @@ impl Simulation {
             }
             return;
         }
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         host.stats.cells_received += u64::from(cells);
         host.vcs[vc as usize].reassembler.on_cells_before_end(&cell, cells);
         self.data_cells_at_host(h, vc, cell, cells);
-        self.pdus.settle_cells(cell.pdu(), cells);
+        self.tables.pdus.settle_cells(cell.pdu(), cells);
     }
 
     /// A reassembled datagram joins the host's input queue (or is dropped
     /// if the queue is full).
     pub(super) fn enqueue_rx(&mut self, h: HostId, item: PendingRx) {
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         if host.model.receive_queue.is_some_and(|n| host.rx.len() >= n as usize) {
             host.stats.receive_dropped += 1;
             return;
         }
         host.rx.push_back(item);
-        self.counts.records_made += super::guard::DATAGRAM_CELLS;
+        self.k.counts.records_made += super::guard::DATAGRAM_CELLS;
         if host.rx.len() == 1 {
-            let t = self.now + host.model.receive_per_datagram;
-            self.queue.push(t, APP, Event::HostRx(h));
+            let t = self.k.now + host.model.receive_per_datagram;
+            self.k.queue.push(t, APP, Event::HostRx(h));
         }
     }
 
     /// The receiving CPU has finished the datagram at the head of the queue.
     pub(super) fn on_host_rx(&mut self, h: HostId) {
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         let item = host.rx.pop_front().expect("a receive event has a datagram");
         if !host.rx.is_empty() {
-            let t = self.now + host.model.receive_per_datagram;
-            self.queue.push(t, APP, Event::HostRx(h));
+            let t = self.k.now + host.model.receive_per_datagram;
+            self.k.queue.push(t, APP, Event::HostRx(h));
         }
         self.deliver(item.datagram, item.sent_at);
     }
@@ -289,20 +301,20 @@ impl Simulation {
     /// Puts one IP datagram of `ip_bytes` into AAL5 and queues its cells at
     /// the host's adapter.
     pub(super) fn send_datagram(&mut self, from: VcEnd, datagram: Datagram, ip_bytes: u32) {
-        let host = &mut self.hosts[from.host.idx()];
+        let host = &mut self.hosts.list[from.host.idx()];
         let cells = host.encapsulation.cells_for_datagram(ip_bytes);
         if !host.model.serial_send() {
             host.stats.datagrams_sent += 1;
-            self.send_cells(from, datagram, cells, self.now);
+            self.send_cells(from, datagram, cells, self.k.now);
             return;
         }
-        host.tx.push_back(PendingTx { vc: from.vc, datagram, cells, created: self.now });
+        host.tx.push_back(PendingTx { vc: from.vc, datagram, cells, created: self.k.now });
         host.tx_cells += u64::from(cells);
-        self.counts.records_made += super::guard::DATAGRAM_CELLS + u64::from(cells);
+        self.k.counts.records_made += super::guard::DATAGRAM_CELLS + u64::from(cells);
         if host.tx_phase == TxPhase::Idle {
             host.tx_phase = TxPhase::Header;
-            let t = self.now + host.model.per_datagram;
-            self.queue.push(t, APP, Event::HostTx(from.host));
+            let t = self.k.now + host.model.per_datagram;
+            self.k.queue.push(t, APP, Event::HostTx(from.host));
         }
     }
 
@@ -310,26 +322,26 @@ impl Simulation {
     /// queue: the per-datagram work (check the adapter buffer), or writing
     /// the cells (hand them over, go on with the next datagram).
     pub(super) fn on_host_tx(&mut self, h: HostId) {
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         let port = host.port.expect("a host with a VC has a link");
         let head = host.tx.front().expect("the sending CPU has a datagram");
         let (cells, model) = (head.cells, host.model);
         if host.tx_phase == TxPhase::Header {
             if let Some(cap) = model.adapter_buffer {
-                self.settle(self.now, None, Reader::Adapter(port));
-                let queued = self.ports[port.idx()].queued_at(self.now);
+                self.settle(self.k.now, None, Reader::Adapter(port));
+                let queued = self.net.ports[port.idx()].queued_at(self.k.now);
                 let excess = (queued + cells).saturating_sub(cap);
                 if excess > 0 {
                     match model.overflow {
                         Overflow::Block => {
                             // Wait until enough cells have left (the adapter
                             // sends one per cell time while it has any).
-                            let cell_time = self.ports[port.idx()].rate.cell_time();
+                            let cell_time = self.net.ports[port.idx()].rate.cell_time();
                             let wait = cell_time.saturating_mul(u64::from(excess));
-                            self.queue.push(self.now.saturating_add(wait), APP, Event::HostTx(h));
+                            self.k.queue.push(self.k.now.saturating_add(wait), APP, Event::HostTx(h));
                         }
                         Overflow::Drop => {
-                            let host = &mut self.hosts[h.idx()];
+                            let host = &mut self.hosts.list[h.idx()];
                             let dropped = host.tx.pop_front().expect("the sending CPU has a datagram");
                             host.tx_cells -= u64::from(dropped.cells);
                             host.stats.adapter_dropped += 1;
@@ -340,13 +352,13 @@ impl Simulation {
                 }
             }
             if !model.per_cell.is_zero() {
-                self.hosts[h.idx()].tx_phase = TxPhase::Cells;
+                self.hosts.list[h.idx()].tx_phase = TxPhase::Cells;
                 let write = model.per_cell.saturating_mul(u64::from(cells));
-                self.queue.push(self.now.saturating_add(write), APP, Event::HostTx(h));
+                self.k.queue.push(self.k.now.saturating_add(write), APP, Event::HostTx(h));
                 return;
             }
         }
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         let item = host.tx.pop_front().expect("the sending CPU has a datagram");
         host.tx_cells -= u64::from(item.cells);
         host.stats.datagrams_sent += 1;
@@ -357,42 +369,42 @@ impl Simulation {
 
     /// The sending CPU starts on its next datagram, if any.
     pub(super) fn next_tx(&mut self, h: HostId) {
-        let host = &mut self.hosts[h.idx()];
+        let host = &mut self.hosts.list[h.idx()];
         if host.tx.is_empty() {
             host.tx_phase = TxPhase::Idle;
         } else {
             host.tx_phase = TxPhase::Header;
-            self.queue.push(self.now + host.model.per_datagram, APP, Event::HostTx(h));
+            self.k.queue.push(self.k.now + host.model.per_datagram, APP, Event::HostTx(h));
         }
     }
 
     /// Queues the `cells` cells of one PDU at the host's adapter (`created`:
     /// when its transport sent it, for delays).
     pub(super) fn send_cells(&mut self, from: VcEnd, datagram: Datagram, cells: u32, created: SimTime) {
-        let host = &self.hosts[from.host.idx()];
+        let host = &self.hosts.list[from.host.idx()];
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
         let (label, slot, abr) = (vc.label, vc.slot, vc.abr);
         // Room in the PDU table, for this frame and for every frame held at
         // an ABR end (`sim/abr.rs`, "Frames held").
-        let in_flight = self.pdus.in_flight() as u64 + self.abr_held_frames;
+        let in_flight = self.tables.pdus.in_flight() as u64 + self.abr.held_frames;
         if in_flight >= u64::from(crate::pdu::MAX_PDUS_IN_FLIGHT) {
-            self.stop(format!(
+            self.k.stop(format!(
                 "stopped at t = {:.6} s: more than {} AAL5 frames are in flight at once (the PDU table is \
                  full); host {} offers far more than the network carries",
-                self.now.as_secs_f64(),
+                self.k.now.as_secs_f64(),
                 crate::pdu::MAX_PDUS_IN_FLIGHT,
                 host.name
             ));
             return;
         }
-        self.counts.cells_created += u64::from(cells);
-        self.counts.records_made += super::guard::FRAME_CELLS;
+        self.k.counts.cells_created += u64::from(cells);
+        self.k.counts.records_made += super::guard::FRAME_CELLS;
         if let Some(e) = abr {
             self.abr_enqueue(e, datagram, cells, created);
             return;
         }
-        let pdu = self.pdus.insert(datagram, cells, created).expect("room checked above");
+        let pdu = self.tables.pdus.insert(datagram, cells, created).expect("room checked above");
         self.offer_frame(port, label, pdu, slot, cells);
     }
 }

@@ -41,6 +41,7 @@ mod control;
 mod datagram;
 mod guard;
 mod host;
+mod kernel;
 mod network;
 mod probes;
 mod pull;
@@ -48,6 +49,7 @@ mod results;
 mod settle;
 mod sources;
 mod timer;
+mod trace;
 mod transport;
 
 pub use abr::{AbrEnd, EndAt};
@@ -67,48 +69,15 @@ pub use results::{
 };
 
 pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Pattern, Piecewise};
+pub use trace::{TraceKind, TraceSpec};
 
 use crate::atm::{NextHop, Port, Switch};
-use crate::ids::{ConnId, FlowId, HostId, PortId};
+use crate::ids::{ConnId, FlowId, PortId};
 use crate::pdu::PduTable;
-use crate::tcp::TcpSegment;
-use atmlab_engine::{BitRate, Duration, EventClass, EventQueue, SimTime};
+use atmlab_engine::{BitRate, Duration, SimTime};
+use kernel::{APP, Event, Kernel, PROBE};
 use rand::RngExt;
 use sources::SourceGroup;
-
-const ARRIVAL: EventClass = EventClass(0);
-const APP: EventClass = EventClass(1);
-const SLOT: EventClass = EventClass(2);
-const PROBE: EventClass = EventClass(3);
-
-/// Which TCP timer.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum TcpTimer {
-    Retransmit,
-    DelayedAck,
-    /// The application's next write call (socket send path).
-    Write,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Event {
-    LinkArrival(PortId),
-    RmDue(PortId),
-    PortSlot(PortId),
-    TcpStart(ConnId),
-    TcpTimer(ConnId, TcpTimer, u32),
-    UdpSend(FlowId, u64),
-    TcpStop(ConnId),
-    CellSource(u32),
-    Probe(u32),
-    HostTx(HostId),
-    HostRx(HostId),
-    AbrSend(u32, u32),
-    AbrTrailing(u32, u32),
-    AbrOutOfRate(u32, u32),
-    ControlDeadline(PortId, u32),
-    Pull(u32),
-}
 
 /// The links (their ports' indices, ascending) that carry VCs on to each
 /// port.
@@ -135,59 +104,40 @@ pub struct RunMeta {
     pub replication: u64,
 }
 
-/// One run.
+/// One run: the loop's kernel and the parts of the network, each owning its
+/// state (`docs/architecture.md`, "Parts and what each owns").
 pub struct Simulation {
     meta: RunMeta,
-    now: SimTime,
-    end: SimTime,
-    /// The end of the stretch [`advance`](Self::advance) is running: no
-    /// event at or after it runs before the caller asks again.
-    until: SimTime,
-    queue: EventQueue<Event>,
-    ports: Vec<Port>,
-    port_is_switch: Vec<bool>,
-    hosts: Vec<Host>,
-    switches: Vec<Switch>,
-    conns: Vec<TcpConn>,
-    flows: Vec<UdpCbr>,
-    sources: Vec<CellSource>,
-    /// The cell sources by the events they share.
-    source_groups: Vec<SourceGroup>,
-    cell_apps: Vec<CellApp>,
-    /// The host ends of ABR VCs.
-    abr_ends: Vec<abr::AbrEnd>,
-    /// The switch ports' ABR controllers (`control.rs`).
+    /// The clock, the event queue, the counters, why the run stopped.
+    k: Kernel,
+    /// Ports, links, switches, policers, pulls, packet capture.
+    net: network::Network,
+    /// Hosts: CPUs, adapters' VCs, AAL5 reassembly.
+    hosts: host::Hosts,
+    /// TCP connections and UDP flows.
+    transport: transport::Transport,
+    /// The ABR end systems (at hosts and VS/VD switches).
+    abr: abr::AbrEnds,
+    /// The switch ports' ABR controllers.
     control: control::Controls,
-    /// A port has an ABR controller or a switch is a VS/VD: cells entering
-    /// switches go through [`Simulation::enter_switch_abr`].
-    abr_switching: bool,
-    /// The ports that pull their arrivals (`pull.rs`).
-    pulls: Vec<pull::Pull>,
-    /// Per link: the pull that takes its cells, or `pull::NOT_PULLED`
-    /// (empty when no port pulls).
-    pulled_by: Vec<u32>,
+    /// Cell sources and their applications.
+    sources: sources::Sources,
+    /// The probes' time series.
+    probes: probes::Probes,
+    /// The AAL5 frames and RM cells in flight.
+    tables: Tables,
+    /// The memory guard.
+    guard: guard::Guard,
+    /// What the efficiency metric refers to.
+    efficiency: EfficiencyRef,
+}
+
+/// The AAL5 frames (PDUs) and RM cells in flight, shared by the parts that
+/// make, carry and settle them.
+struct Tables {
     pdus: PduTable<Datagram>,
     /// The fields of the RM cells in flight.
     rms: PduTable<crate::abr::RmCell>,
-    /// Frames waiting at ABR ends with no PDU entry yet (`sim/abr.rs`,
-    /// "Frames held"): the PDU table keeps room for them.
-    abr_held_frames: u64,
-    probes: Vec<probes::Probe>,
-    upcs: Vec<build::Upc>,
-    /// What the efficiency metric refers to.
-    efficiency: EfficiencyRef,
-    /// Cells counted for the conservation check and the speed figures.
-    counts: Counts,
-    /// Reused buffer for the segments a TCP event sends.
-    scratch: Vec<TcpSegment>,
-    max_cells_held: u64,
-    /// The memory guard looks again once this many cells (and records'
-    /// worth, [`Simulation::guard_clock`]) have been made.
-    guard_next: u64,
-    /// Why the run stopped early (the memory guard), if it did.
-    stopped: Option<String>,
-    /// The packet capture of the tapped links, if any (`capture.rs`).
-    capture: Option<Box<capture::Capture>>,
 }
 
 /// The link whose capacity the efficiency metric refers to, and how.
@@ -195,31 +145,6 @@ pub struct Simulation {
 struct EfficiencyRef {
     port: Option<PortId>,
     capacity: EfficiencyCapacity,
-}
-
-/// Cells created, moved and settled over the run.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counts {
-    /// Cells created (AAL5 frames' and cell sources').
-    cells_created: u64,
-    /// Frames sent and datagrams queued for a host's sending or receiving
-    /// CPU, in the cells their records count for the memory guard
-    /// (`guard.rs`).
-    records_made: u64,
-    /// Cell sources' cells created, received at their sinks, and lost.
-    raw_created: u64,
-    raw_received: u64,
-    raw_lost: u64,
-    /// Cells that crossed a link.
-    cell_hops: u64,
-    /// Events processed.
-    events: u64,
-    /// Cells discarded by usage parameter control.
-    policed: u64,
-    /// RM cells that ended at a VS/VD switch (turned around or absorbed).
-    rm_absorbed: u64,
-    /// In-rate slots ABR sources ran ahead, without an event of their own.
-    abr_ahead: u64,
 }
 
 impl Simulation {
@@ -230,67 +155,62 @@ impl Simulation {
         let abr_controls = std::mem::take(&mut b.abr_controls);
         let abr_switching = !abr_controls.is_empty() || !b.vs_vd.is_empty();
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
+        let trace = b.trace.take().map(|(spec, out)| Box::new(trace::Trace::new(&spec, b.trace_names(), out)));
         let mut sim = Simulation {
             meta,
-            now: SimTime::ZERO,
-            end: SimTime::ZERO + duration,
-            until: SimTime::ZERO,
-            queue: EventQueue::new(),
-            ports: b.ports,
-            port_is_switch,
-            hosts: b.hosts,
-            switches: b.switches,
-            conns: b.conns,
-            flows: b.flows,
-            sources: b.sources,
-            source_groups: std::mem::take(&mut b.source_groups),
-            cell_apps: b.cell_apps,
-            abr_ends: b.abr_ends,
-            control: control::Controls::default(),
-            abr_switching,
-            pulls: Vec::new(),
-            pulled_by: Vec::new(),
-            pdus: PduTable::new(),
-            rms: PduTable::new(),
-            abr_held_frames: 0,
-            probes: b.probes.into_iter().map(probes::Probe::new).collect(),
-            upcs: b.upcs,
+            k: Kernel::new(SimTime::ZERO + duration),
+            net: network::Network {
+                ports: b.ports,
+                port_is_switch,
+                switches: b.switches,
+                upcs: b.upcs,
+                pulls: Vec::new(),
+                pulled_by: Vec::new(),
+                capture: b.capture.take().map(Box::new),
+            },
+            hosts: host::Hosts { list: b.hosts },
+            transport: transport::Transport { conns: b.conns, flows: b.flows, scratch: Vec::with_capacity(256) },
+            abr: abr::AbrEnds { ends: b.abr_ends, held_frames: 0 },
+            control: control::Controls::new(abr_switching),
+            sources: sources::Sources {
+                list: b.sources,
+                groups: std::mem::take(&mut b.source_groups),
+                apps: b.cell_apps,
+            },
+            probes: probes::Probes { list: b.probes.into_iter().map(probes::Probe::new).collect() },
+            tables: Tables { pdus: PduTable::new(), rms: PduTable::new() },
+            guard: guard::Guard::new(b.max_cells_held),
             efficiency: EfficiencyRef { port: b.efficiency_port, capacity: b.efficiency_capacity },
-            counts: Counts::default(),
-            scratch: Vec::with_capacity(256),
-            max_cells_held: b.max_cells_held,
-            guard_next: guard::guard_step(b.max_cells_held),
-            stopped: None,
-            capture: b.capture.take().map(Box::new),
         };
-        for (i, c) in sim.conns.iter().enumerate() {
-            sim.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
+        for (i, c) in sim.transport.conns.iter().enumerate() {
+            sim.k.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
             if let Some(t) = c.stop {
-                sim.queue.push(t, APP, Event::TcpStop(ConnId(i as u32)));
+                sim.k.queue.push(t, APP, Event::TcpStop(ConnId(i as u32)));
             }
         }
-        for (i, f) in sim.flows.iter_mut().enumerate() {
+        for (i, f) in sim.transport.flows.iter_mut().enumerate() {
             if let Some(t) = f.due(0, SimTime::ZERO) {
-                sim.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
+                sim.k.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
             }
         }
-        for src in &mut sim.sources {
-            src.first = src.pattern.first(sim.end);
+        for src in &mut sim.sources.list {
+            src.first = src.pattern.first(sim.k.end);
         }
-        for (g, group) in sim.source_groups.iter_mut().enumerate() {
+        for (g, group) in sim.sources.groups.iter_mut().enumerate() {
             for (m, &i) in group.members.iter().enumerate() {
-                group.next[m] = sim.sources[i as usize].first;
+                group.next[m] = sim.sources.list[i as usize].first;
             }
             if let Some(t) = group.next.iter().flatten().min() {
-                sim.queue.push(*t, APP, Event::CellSource(g as u32));
+                sim.k.queue.push(*t, APP, Event::CellSource(g as u32));
             }
         }
-        for i in 0..sim.probes.len() {
-            sim.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
-            if let ProbeTarget::CellApp(a) = sim.probes[i].spec.target {
-                sim.cell_apps[a as usize].early = Some(std::collections::VecDeque::new());
+        for i in 0..sim.probes.list.len() {
+            sim.k.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
+            if let ProbeTarget::CellApp(a) = sim.probes.list[i].spec.target {
+                sim.sources.apps[a as usize].early = Some(std::collections::VecDeque::new());
             }
         }
+        sim.k.trace = trace;
         sim.start_control(abr_controls);
         sim.start_deferred();
         sim.start_abr_ahead(elide);
@@ -406,9 +326,9 @@ impl Simulation {
     /// what the run then holds.
     pub fn advance_to(&mut self, until: SimTime) -> Footprint {
         self.advance(until);
-        if self.stopped.is_none() {
+        if self.k.stopped.is_none() {
             // Nothing is due before `until`: the run is there now.
-            self.now = self.now.max(until.min(self.end));
+            self.k.now = self.k.now.max(until.min(self.k.end));
         }
         self.footprint()
     }
@@ -416,65 +336,68 @@ impl Simulation {
     /// In-rate slots that ABR sources ran ahead so far, without an event of
     /// their own (`sim/abr.rs`, "Sending ahead").
     pub fn abr_slots_ahead(&self) -> u64 {
-        self.counts.abr_ahead
+        self.k.counts.abr_ahead
     }
 
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
-        self.now
+        self.k.now
     }
 
     /// The ports.
     pub fn ports(&self) -> &[Port] {
-        &self.ports
+        &self.net.ports
     }
 
     /// The switches.
     pub fn switches(&self) -> &[Switch] {
-        &self.switches
+        &self.net.switches
     }
 
     /// The hosts.
     pub fn hosts(&self) -> &[Host] {
-        &self.hosts
+        &self.hosts.list
     }
 
     /// The TCP connections.
     pub fn connections(&self) -> &[TcpConn] {
-        &self.conns
+        &self.transport.conns
     }
 
     /// When the run ends.
     pub fn end(&self) -> SimTime {
-        self.end
+        self.k.end
     }
 
     /// Runs to the end and reports; fails if the cell accounting does not
     /// balance. (To watch progress, call [`advance`](Self::advance) in steps
     /// first; `run` finishes what is left.)
     pub fn run(mut self) -> Result<RunResult, SimulationError> {
-        self.advance(self.end);
-        if let Some(why) = self.stopped.take() {
+        self.advance(self.k.end);
+        if let Some(why) = self.k.stopped.take() {
             return Err(SimulationError::Limit(why));
         }
         // What the event elision left behind comes up to the end (`settle.rs`).
-        self.settle(self.end, Some(0), settle::Reader::End);
-        self.now = self.end;
-        for p in &mut self.ports {
-            p.settle(self.end);
+        self.settle(self.k.end, Some(0), settle::Reader::End);
+        self.k.now = self.k.end;
+        for p in &mut self.net.ports {
+            p.settle(self.k.end);
         }
         // Cells that reached a host before the end but do not end a frame
         // had no event of their own: hand them to their reassemblers.
-        for i in 0..self.ports.len() {
-            while let Some(cell) = self.ports[i].take_arrived_before(self.end) {
-                self.counts.cell_hops += 1;
-                let NextHop::Host { host, vc } = self.ports[i].vcs[cell.slot() as usize].next else {
+        for i in 0..self.net.ports.len() {
+            while let Some(cell) = self.net.ports[i].take_arrived_before(self.k.end) {
+                self.k.counts.cell_hops += 1;
+                let NextHop::Host { host, vc } = self.net.ports[i].vcs[cell.slot() as usize].next else {
                     unreachable!("only links into hosts hold arrived cells")
                 };
                 self.host_receive(host, vc, cell);
             }
         }
         self.finish_capture()?;
+        if let Some(t) = self.k.trace.as_deref_mut() {
+            t.finish().map_err(SimulationError::Trace)?;
+        }
         self.finish()
     }
 
@@ -493,22 +416,22 @@ impl Simulation {
     /// advances this way to return to the interpreter every few
     /// milliseconds of wall time (to see Ctrl-C) without changing a result.
     pub fn advance_events(&mut self, until: SimTime, max_events: u64) -> bool {
-        let until = until.min(self.end);
-        self.until = until;
-        if self.stopped.is_some() {
+        let until = until.min(self.k.end);
+        self.k.until = until;
+        if self.k.stopped.is_some() {
             return true;
         }
-        let last = self.counts.events.saturating_add(max_events);
-        while self.counts.events < last {
-            let Some((t, ev)) = self.queue.pop_before(until) else {
+        let last = self.k.counts.events.saturating_add(max_events);
+        while self.k.counts.events < last {
+            let Some((t, ev)) = self.k.queue.pop_before(until) else {
                 return true;
             };
-            self.now = t;
-            self.counts.events += 1;
-            if self.guard_clock() >= self.guard_next && self.over_limit() {
+            self.k.now = t;
+            self.k.counts.events += 1;
+            if self.guard_clock() >= self.guard.next && self.over_limit() {
                 return true;
             }
-            if self.stopped.is_some() {
+            if self.k.stopped.is_some() {
                 return true;
             }
             match ev {

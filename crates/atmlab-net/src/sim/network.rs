@@ -3,29 +3,48 @@
 //! output port that takes it (see `atm/port.rs` for the two port modes and
 //! the eager hops that skip arrival events).
 
+use super::Simulation;
+use super::kernel::{ARRIVAL, Event, SLOT};
 use super::settle::Reader;
-use super::{ARRIVAL, Event, SLOT, Simulation};
 use crate::atm::{Carries, Cell, NextHop, Offer, Pti, VcLabel};
 use crate::ids::PortId;
 use crate::pdu::PduId;
 use atmlab_engine::SimTime;
 
+/// The network: output ports (one per direction of each link) with their
+/// links, switches, the policers at switch inputs, the ports that pull
+/// their arrivals and the packet capture of tapped links.
+pub(super) struct Network {
+    pub(super) ports: Vec<crate::atm::Port>,
+    /// Per port: whether a switch owns it (else a host: its adapter).
+    pub(super) port_is_switch: Vec<bool>,
+    pub(super) switches: Vec<crate::atm::Switch>,
+    pub(super) upcs: Vec<super::build::Upc>,
+    /// The ports that pull their arrivals (`pull.rs`).
+    pub(super) pulls: Vec<super::pull::Pull>,
+    /// Per link: the pull that takes its cells, or `pull::NOT_PULLED`
+    /// (empty when no port pulls).
+    pub(super) pulled_by: Vec<u32>,
+    /// The packet capture of the tapped links, if any (`capture.rs`).
+    pub(super) capture: Option<Box<super::capture::Capture>>,
+}
+
 impl Simulation {
     #[inline]
     pub(super) fn on_port_slot(&mut self, p: PortId) {
-        if self.ports[p.idx()].is_lazy() {
+        if self.net.ports[p.idx()].is_lazy() {
             // A wake-up: the slots due by now run (after the cells that
             // arrive by now, if ports pull them), and the next wake-up is
             // set if the port is still busy.
-            self.settle(self.now, None, Reader::Wake(p));
-            if let Some(w) = self.ports[p.idx()].arm_wake() {
-                self.queue.push(w, SLOT, Event::PortSlot(p));
+            self.settle(self.k.now, None, Reader::Wake(p));
+            if let Some(w) = self.net.ports[p.idx()].arm_wake() {
+                self.k.queue.push(w, SLOT, Event::PortSlot(p));
             }
             return;
         }
-        let tx = self.ports[p.idx()].transmit(self.now);
+        let tx = self.net.ports[p.idx()].transmit(self.k.now);
         if let Some(s) = tx.next_slot {
-            self.queue.push(s, SLOT, Event::PortSlot(p));
+            self.k.queue.push(s, SLOT, Event::PortSlot(p));
         }
         self.put_on_link(p, tx.arrival, tx.cell);
     }
@@ -36,8 +55,8 @@ impl Simulation {
     /// per slot (`atm/port.rs`, "Slots run late").
     #[inline]
     pub(super) fn run_slots(&mut self, p: PortId, t: SimTime, inclusive: bool) {
-        while let Some(s) = self.ports[p.idx()].slot_due(t, inclusive) {
-            let tx = self.ports[p.idx()].transmit(s);
+        while let Some(s) = self.net.ports[p.idx()].slot_due(t, inclusive) {
+            let tx = self.net.ports[p.idx()].transmit(s);
             self.put_on_link(p, tx.arrival, tx.cell);
         }
     }
@@ -50,40 +69,43 @@ impl Simulation {
     /// would arrive after the end of the run stay on the link.
     #[inline]
     pub(super) fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
-        if self.ports[p.idx()].loses_cell(&cell) {
+        if self.net.ports[p.idx()].loses_cell(&cell) {
+            if self.k.trace.is_some() {
+                self.trace_drop(p, cell, "link");
+            }
             self.settle_lost(cell);
             return;
         }
-        if self.capture.is_some() {
+        if self.net.capture.is_some() {
             self.capture_cell(p, arrival, &cell);
         }
-        let port = &self.ports[p.idx()];
+        let port = &self.net.ports[p.idx()];
         let vc = &port.vcs[cell.slot() as usize];
-        if vc.eager && arrival < self.end {
+        if vc.eager && arrival < self.k.end {
             let (next, upc) = (vc.next, vc.upc);
-            self.counts.cell_hops += 1;
+            self.k.counts.cell_hops += 1;
             self.enter_switch::<true>(next, upc, arrival, cell, p);
-        } else if port.is_to_host() && cell.carries() == Carries::Nothing && arrival < self.end {
+        } else if port.is_to_host() && cell.carries() == Carries::Nothing && arrival < self.k.end {
             // A cell source's cell only adds to its sink's count: it needs
             // no event, and is not kept on the link until a frame end that
             // never comes (it would pile up in memory for the whole run).
             let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
-            self.counts.cell_hops += 1;
+            self.k.counts.cell_hops += 1;
             self.raw_received(host, vc, Some(arrival));
-        } else if let Some(t) = self.ports[p.idx()].put_on_link(arrival, cell) {
-            match self.pulled_by.get(p.idx()) {
+        } else if let Some(t) = self.net.ports[p.idx()].put_on_link(arrival, cell) {
+            match self.net.pulled_by.get(p.idx()) {
                 Some(&k) if k != super::pull::NOT_PULLED => self.pull_head(k, p, t),
-                _ => self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p)),
+                _ => self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p)),
             }
         }
     }
 
     #[inline]
     pub(super) fn on_link_arrival(&mut self, p: PortId) {
-        if self.ports[p.idx()].is_to_host() {
+        if self.net.ports[p.idx()].is_to_host() {
             // A frame end or an RM cell is due: take it with the cells before it.
             loop {
-                let port = &mut self.ports[p.idx()];
+                let port = &mut self.net.ports[p.idx()];
                 let (_, cell) = port.take_arrival();
                 let NextHop::Host { host, vc } = port.vcs[cell.slot() as usize].next else {
                     unreachable!("a link into a host carries host-bound cells")
@@ -92,26 +114,26 @@ impl Simulation {
                     if cell.pti().is_rm() {
                         port.took_rm();
                     }
-                    self.counts.cell_hops += 1;
+                    self.k.counts.cell_hops += 1;
                     self.host_receive(host, vc, cell);
                     break;
                 }
                 // A frame's cells before its end are alike: taken as one.
                 let cells = 1 + port.take_equal(cell);
-                self.counts.cell_hops += u64::from(cells);
+                self.k.counts.cell_hops += u64::from(cells);
                 self.host_receive_run(host, vc, cell, cells);
             }
-            if let Some(t) = self.ports[p.idx()].next_due() {
-                self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            if let Some(t) = self.net.ports[p.idx()].next_due() {
+                self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
             }
             return;
         }
-        let port = &mut self.ports[p.idx()];
+        let port = &mut self.net.ports[p.idx()];
         let (_, cell) = port.take_arrival();
         if let Some(t) = port.next_arrival() {
-            self.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+            self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
         }
-        self.cell_arrives(p, self.now, cell);
+        self.cell_arrives(p, self.k.now, cell);
     }
 
     /// `cell`, taken off link `link`, reaches the far end at `at`: by its
@@ -119,9 +141,9 @@ impl Simulation {
     /// which must handle it exactly alike.
     #[inline]
     pub(super) fn cell_arrives(&mut self, link: PortId, at: SimTime, cell: Cell) {
-        let vc = &self.ports[link.idx()].vcs[cell.slot() as usize];
+        let vc = &self.net.ports[link.idx()].vcs[cell.slot() as usize];
         let (hop, upc) = (vc.next, vc.upc);
-        self.counts.cell_hops += 1;
+        self.k.counts.cell_hops += 1;
         match hop {
             NextHop::Port { .. } => self.enter_switch::<false>(hop, upc, at, cell, link),
             NextHop::Host { host, vc } => self.host_receive(host, vc, cell),
@@ -148,18 +170,21 @@ impl Simulation {
     ) {
         let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
         if upc != crate::atm::NO_UPC {
-            match self.upcs[upc as usize].policer.police(at, cell.clp()) {
+            match self.net.upcs[upc as usize].policer.police(at, cell.clp()) {
                 crate::atm::Policed::Pass => {}
                 crate::atm::Policed::Tag => cell = cell.with_clp(true),
                 crate::atm::Policed::Discard => {
-                    self.counts.policed += 1;
+                    self.k.counts.policed += 1;
+                    if self.k.trace.is_some() {
+                        self.trace_drop(link, cell, "upc");
+                    }
                     self.settle_lost(cell);
                     return;
                 }
             }
         }
         let cell = cell.relabelled(label, slot);
-        if !self.abr_switching {
+        if !self.control.switching {
             self.offer_to_port(port, at, cell);
         } else {
             self.enter_switch_abr(port, at, cell, link, EAGER);
@@ -184,7 +209,7 @@ impl Simulation {
                 self.control_on_backward_rm(port, cell.slot(), at, cell.pdu(), link);
             }
         }
-        if let Some(e) = self.ports[port.idx()].vcs[cell.slot() as usize].vs {
+        if let Some(e) = self.net.ports[port.idx()].vcs[cell.slot() as usize].vs {
             // A VS/VD switch: the loop of this segment ends here.
             self.vs_receive(e, cell);
             return;
@@ -226,7 +251,7 @@ impl Simulation {
     /// (`docs/benchmark.md`).
     #[inline]
     pub(super) fn offer_frame(&mut self, p: PortId, label: VcLabel, pdu: PduId, slot: u16, cells: u32) {
-        let now = self.now;
+        let now = self.k.now;
         if self.is_controlled(p) {
             for i in 1..=cells {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
@@ -264,12 +289,37 @@ impl Simulation {
     /// `at` have run.
     #[inline(always)]
     fn offer_to_port_now(&mut self, p: PortId, at: SimTime, cell: Cell) {
-        debug_assert!(self.ports[p.idx()].slot_due(at, false).is_none(), "the slots before the offer have run");
-        match self.ports[p.idx()].offer(at, cell) {
-            Offer::Queued { wake: Some(t) } => self.queue.push(t, SLOT, Event::PortSlot(p)),
+        debug_assert!(self.net.ports[p.idx()].slot_due(at, false).is_none(), "the slots before the offer have run");
+        if self.net.capture.is_some() {
+            self.capture_input(p, at, &cell);
+        }
+        match self.net.ports[p.idx()].offer(at, cell) {
+            Offer::Queued { wake: Some(t) } => self.k.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-            Offer::Dropped(_) => self.settle_lost(cell),
+            Offer::Dropped(why) => {
+                if self.k.trace.is_some() {
+                    self.trace_drop(p, cell, drop_reason(why));
+                }
+                self.settle_lost(cell);
+            }
+        }
+    }
+
+    /// The trace's record of a cell dropped at port `p` (or lost on its
+    /// link, or discarded by the policer where the link ends). A traced
+    /// run runs without event elision, so this happens at the drop's time.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_drop(&mut self, p: PortId, cell: Cell, reason: &'static str) {
+        let now = self.k.now;
+        let queue = self.net.ports[p.idx()].queued_at(now);
+        let pdu = match cell.carries() {
+            Carries::Frame(id) => Some(id.raw()),
+            _ => None,
+        };
+        if let Some(t) = self.k.trace.as_deref_mut() {
+            t.drop(now, p.0, cell.slot(), reason, queue, pdu);
         }
     }
 
@@ -278,9 +328,18 @@ impl Simulation {
     #[inline]
     pub(super) fn settle_lost(&mut self, cell: Cell) {
         match cell.carries() {
-            Carries::Frame(id) => self.pdus.settle_cell(id),
-            Carries::Rm(id) => self.rms.settle_cell(id),
-            Carries::Nothing => self.counts.raw_lost += 1,
+            Carries::Frame(id) => self.tables.pdus.settle_cell(id),
+            Carries::Rm(id) => self.tables.rms.settle_cell(id),
+            Carries::Nothing => self.k.counts.raw_lost += 1,
         }
+    }
+}
+
+/// Why a port dropped a cell, as the trace writes it.
+pub(super) fn drop_reason(why: crate::atm::DropReason) -> &'static str {
+    match why {
+        crate::atm::DropReason::Overflow => "overflow",
+        crate::atm::DropReason::FrameDiscard => "frame",
+        crate::atm::DropReason::Clp => "clp",
     }
 }

@@ -12,7 +12,8 @@
 //! sampling code matches on the target and its quantity, so no kind of probe
 //! can fall through to another's reading.
 
-use super::{Event, PROBE, Simulation};
+use super::Simulation;
+use super::kernel::{Event, PROBE};
 use crate::atm::ServiceCategory;
 use crate::ids::{ConnId, FlowId, PortId};
 use atmlab_engine::{CELL_BITS, Duration, SimTime};
@@ -291,20 +292,25 @@ impl Probe {
     }
 }
 
+/// The probes of a run and the series they take.
+pub(super) struct Probes {
+    pub(super) list: Vec<Probe>,
+}
+
 impl Simulation {
     /// Probe `i` takes its sample now and schedules the next.
     pub(super) fn on_probe(&mut self, i: u32) {
-        let now = self.now;
+        let now = self.k.now;
         // Probes come after everything at an instant: arrivals and slots too.
-        let port = match self.probes[i as usize].spec.target {
+        let port = match self.probes.list[i as usize].spec.target {
             ProbeTarget::Port(q, _) => Some(q),
             _ => None,
         };
         self.settle(now, None, super::settle::Reader::Probe(port));
-        let probe = &mut self.probes[i as usize];
+        let probe = &mut self.probes.list[i as usize];
         let value = match probe.spec.target {
             ProbeTarget::Conn(c, q) => {
-                let c = &self.conns[c.idx()];
+                let c = &self.transport.conns[c.idx()];
                 match q {
                     ConnQuantity::Cwnd => c.sender.cwnd() as f64,
                     ConnQuantity::Ssthresh => c.sender.ssthresh() as f64,
@@ -313,9 +319,9 @@ impl Simulation {
                     ConnQuantity::Goodput => probe.rate_bps(c.receiver.stats.bytes_delivered),
                 }
             }
-            ProbeTarget::Flow(f) => probe.rate_bps(self.flows[f.idx()].stats.bytes_received),
+            ProbeTarget::Flow(f) => probe.rate_bps(self.transport.flows[f.idx()].stats.bytes_received),
             ProbeTarget::Abr(e, aq) => {
-                let source = &self.abr_ends[e as usize].source;
+                let source = &self.abr.ends[e as usize].source;
                 let cells_per_s = match aq {
                     AbrQuantity::Acr => source.acr(),
                     AbrQuantity::Er => source.last_er().unwrap_or(0.0),
@@ -324,7 +330,7 @@ impl Simulation {
             }
             ProbeTarget::CellApp(a) => {
                 // Cells counted ahead of their arrival are not received yet.
-                let app = &mut self.cell_apps[a as usize];
+                let app = &mut self.sources.apps[a as usize];
                 let ahead = app.early.as_mut().map_or(0, |early| {
                     while early.front().is_some_and(|&t| t <= now) {
                         early.pop_front();
@@ -343,7 +349,7 @@ impl Simulation {
                 }
             }
             ProbeTarget::Port(q, pq) => {
-                let port = &mut self.ports[q.idx()];
+                let port = &mut self.net.ports[q.idx()];
                 match pq {
                     PortQuantity::Reading(_) => unreachable!("matched above"),
                     // Probes come after slots at an instant: a cell whose
@@ -369,7 +375,7 @@ impl Simulation {
         probe.next += 1;
         let t = probe.next_at();
         if t != SimTime::MAX {
-            self.queue.push(t, PROBE, Event::Probe(i));
+            self.k.queue.push(t, PROBE, Event::Probe(i));
         }
     }
 }

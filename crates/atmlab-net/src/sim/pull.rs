@@ -33,7 +33,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Event, SLOT, Simulation};
+use super::Simulation;
+use super::kernel::{Event, SLOT};
 use crate::atm::NextHop;
 use crate::ids::PortId;
 use atmlab_engine::{Duration, SimTime};
@@ -73,11 +74,12 @@ impl Simulation {
         if !elide || vs_vd {
             return;
         }
-        let n = self.ports.len();
-        let feeders = super::feeders(&self.ports);
+        let n = self.net.ports.len();
+        let feeders = super::feeders(&self.net.ports);
         // A link feeds its port alone if every VC on it goes there, taken
         // by arrival events (not an eager hop).
         let dedicated: Vec<bool> = self
+            .net
             .ports
             .iter()
             .map(|link| {
@@ -90,25 +92,25 @@ impl Simulation {
             .collect();
         let mut pulled_by = vec![NOT_PULLED; n];
         for (q, links) in feeders.iter().enumerate() {
-            let port = &self.ports[q];
+            let port = &self.net.ports[q];
             let long = port.transit().as_ps() >= PULL_SLOTS * port.rate.cell_time().as_ps();
             let late = port.is_lazy() || port.mode() == crate::atm::PortMode::Pipelined;
             if !late || !long || links.is_empty() || !links.iter().all(|&u| dedicated[u]) {
                 continue;
             }
-            let k = self.pulls.len() as u32;
+            let k = self.net.pulls.len() as u32;
             for &u in links {
                 pulled_by[u] = k;
             }
-            self.pulls.push(Pull {
+            self.net.pulls.push(Pull {
                 port: PortId(q as u32),
-                transit: self.ports[q].transit(),
+                transit: self.net.ports[q].transit(),
                 heads: BinaryHeap::new(),
                 wake: None,
             });
         }
-        if !self.pulls.is_empty() {
-            self.pulled_by = pulled_by;
+        if !self.net.pulls.is_empty() {
+            self.net.pulled_by = pulled_by;
         }
     }
 
@@ -116,7 +118,7 @@ impl Simulation {
     /// arriving at `at`.
     #[inline]
     pub(super) fn pull_head(&mut self, k: u32, link: PortId, at: SimTime) {
-        let pull = &mut self.pulls[k as usize];
+        let pull = &mut self.net.pulls[k as usize];
         pull.heads.push(Reverse(order_key(at.as_ps(), link.0)));
         self.arm_pull(k);
     }
@@ -124,22 +126,22 @@ impl Simulation {
     /// Sets pull `k`'s wake-up just before its earliest waiting cell could
     /// reach the far end of the port's link, unless one is pending by then.
     fn arm_pull(&mut self, k: u32) {
-        let pull = &mut self.pulls[k as usize];
+        let pull = &mut self.net.pulls[k as usize];
         let Some(&Reverse(head)) = pull.heads.peek() else { return };
         let first = (head >> 64) as u64;
         let lag = Duration::from_ps(pull.transit.as_ps() - 1);
         let wake = SimTime::from_ps(first).saturating_add(lag);
         if pull.wake.is_none_or(|w| wake < w) {
             pull.wake = Some(wake);
-            self.queue.push(wake, SLOT, Event::Pull(k));
+            self.k.queue.push(wake, SLOT, Event::Pull(k));
         }
     }
 
     /// Pull `k`'s wake-up: every arrival up to now is taken.
     pub(super) fn on_pull(&mut self, k: u32) {
-        let now = self.now;
-        if self.pulls[k as usize].wake == Some(now) {
-            self.pulls[k as usize].wake = None;
+        let now = self.k.now;
+        if self.net.pulls[k as usize].wake == Some(now) {
+            self.net.pulls[k as usize].wake = None;
         }
         self.take_pulled(k, now, None);
         self.arm_pull(k);
@@ -150,7 +152,7 @@ impl Simulation {
     /// class of event at that instant.
     #[inline]
     pub(super) fn take_all_pulled(&mut self, t: SimTime, tie: Option<u32>) {
-        for k in 0..self.pulls.len() as u32 {
+        for k in 0..self.net.pulls.len() as u32 {
             self.take_pulled(k, t, tie);
         }
     }
@@ -165,12 +167,12 @@ impl Simulation {
             None => order_key(t.as_ps(), u32::MAX).saturating_add(1),
         };
         loop {
-            let mut top = match self.pulls[k as usize].heads.peek_mut() {
+            let mut top = match self.net.pulls[k as usize].heads.peek_mut() {
                 Some(top) if top.0 < bound => top,
                 _ => return,
             };
             let link = top.0 as u32;
-            let port = &mut self.ports[link as usize];
+            let port = &mut self.net.ports[link as usize];
             let (at, cell) = port.take_arrival();
             port.prefetch_arrival(PREFETCH_AHEAD);
             // The link's next head takes its place (one sift instead of a
@@ -192,7 +194,7 @@ impl Simulation {
 impl Simulation {
     /// The ports that pull their arrivals (`sim/pull.rs`).
     pub fn pulling_ports(&self) -> Vec<PortId> {
-        self.pulls.iter().map(|pull| pull.port).collect()
+        self.net.pulls.iter().map(|pull| pull.port).collect()
     }
 }
 

@@ -37,6 +37,9 @@ pub enum SimulationError {
     /// A packet capture file could not be written.
     #[error("packet capture: {0}")]
     Capture(String),
+    /// The trace file could not be written.
+    #[error("trace: {0}")]
+    Trace(String),
 }
 
 /// The capacity the efficiency is measured against.
@@ -478,10 +481,11 @@ pub struct HostResult {
 impl Simulation {
     pub(super) fn finish(self) -> Result<RunResult, SimulationError> {
         self.check_conservation()?;
-        let dur = (self.end - atmlab_engine::SimTime::ZERO).as_secs_f64();
-        let host_name = |h: crate::ids::HostId| self.hosts[h.idx()].name.clone();
+        let dur = (self.k.end - atmlab_engine::SimTime::ZERO).as_secs_f64();
+        let host_name = |h: crate::ids::HostId| self.hosts.list[h.idx()].name.clone();
 
         let connections: Vec<ConnectionResult> = self
+            .transport
             .conns
             .iter()
             .map(|c| {
@@ -516,32 +520,34 @@ impl Simulation {
         let goodputs: Vec<f64> = connections.iter().map(|c| c.goodput_bps).collect();
         let tcp_goodput_bps: f64 = goodputs.iter().sum();
 
-        let efficiency_basis = self.efficiency.port.filter(|_| !self.conns.is_empty()).map(|p| {
-            let port = &self.ports[p.idx()];
+        let efficiency_basis = self.efficiency.port.filter(|_| !self.transport.conns.is_empty()).map(|p| {
+            let port = &self.net.ports[p.idx()];
             // An ABR VC spends one in-rate cell in Nrm on forward RM cells.
             let rm_share = |c: &TcpConn| {
-                let vc = &self.hosts[c.src.host.idx()].vcs[c.src.vc as usize];
+                let vc = &self.hosts.list[c.src.host.idx()].vcs[c.src.vc as usize];
                 vc.abr.map_or(1.0, |e| {
-                    let nrm = self.abr_ends[e as usize].source.params().nrm;
+                    let nrm = self.abr.ends[e as usize].source.params().nrm;
                     1.0 - 1.0 / f64::from(nrm)
                 })
             };
             let payload_fraction = self
+                .transport
                 .conns
                 .iter()
                 .map(|c| {
-                    tcp_payload_efficiency(c.sender.config().mss, self.hosts[c.src.host.idx()].encapsulation)
+                    tcp_payload_efficiency(c.sender.config().mss, self.hosts.list[c.src.host.idx()].encapsulation)
                         * rm_share(c)
                 })
                 .fold(0.0, f64::max);
             let background_bps = match self.efficiency.capacity {
                 super::EfficiencyCapacity::Link => 0.0,
                 super::EfficiencyCapacity::LeftByOnoff => {
-                    let crossing = |s: &&super::CellSource| self.cell_apps[s.app as usize].path.contains(&p);
-                    self.sources.iter().filter(crossing).map(|s| s.pattern.mean_bps()).sum()
+                    let crossing = |s: &&super::CellSource| self.sources.apps[s.app as usize].path.contains(&p);
+                    self.sources.list.iter().filter(crossing).map(|s| s.pattern.mean_bps()).sum()
                 }
                 super::EfficiencyCapacity::LeftByMeasured => self
-                    .cell_apps
+                    .sources
+                    .apps
                     .iter()
                     .filter(|a| a.path.contains(&p))
                     .map(|a| a.received as f64 * CELL_BITS as f64 / dur)
@@ -558,6 +564,7 @@ impl Simulation {
         let efficiency = efficiency_basis.as_ref().map(|b| tcp_goodput_bps / b.max_goodput_bps);
 
         let udp_flows = self
+            .transport
             .flows
             .iter()
             .enumerate()
@@ -591,11 +598,12 @@ impl Simulation {
             .collect();
 
         let cell_sources = self
-            .cell_apps
+            .sources
+            .apps
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                let mine: Vec<&super::CellSource> = self.sources.iter().filter(|s| s.app == i as u32).collect();
+                let mine: Vec<&super::CellSource> = self.sources.list.iter().filter(|s| s.app == i as u32).collect();
                 CellSourceResult {
                     name: a.name.clone(),
                     src: host_name(a.src.host),
@@ -610,9 +618,10 @@ impl Simulation {
             })
             .collect();
         let ports: Vec<PortResult> = self
+            .net
             .ports
             .iter()
-            .zip(&self.port_is_switch)
+            .zip(&self.net.port_is_switch)
             .map(|(p, &sw)| {
                 let st = &p.stats;
                 PortResult {
@@ -627,8 +636,8 @@ impl Simulation {
                     dropped_clp: st.dropped_clp,
                     lost_on_link: st.lost_on_link,
                     max_queue: p.max_queue(),
-                    mean_queue: p.mean_queue(self.end),
-                    utilization: match p.slots_before(self.end) {
+                    mean_queue: p.mean_queue(self.k.end),
+                    utilization: match p.slots_before(self.k.end) {
                         0 => 0.0,
                         slots => st.cells_out as f64 / slots as f64,
                     },
@@ -637,7 +646,7 @@ impl Simulation {
                         .zip(st.per_category)
                         .filter(|(_, c)| c.cells_in > 0)
                         .map(|(cat, c)| {
-                            let (max_queue, mean_queue) = p.category_queue(*cat, self.end);
+                            let (max_queue, mean_queue) = p.category_queue(*cat, self.k.end);
                             (
                                 cat.name(),
                                 CategoryResult { cells_in: c.cells_in, dropped: c.dropped, max_queue, mean_queue },
@@ -653,25 +662,26 @@ impl Simulation {
         let link_cells_lost = ports.iter().map(|p| p.lost_on_link).sum();
         let series = self
             .probes
+            .list
             .iter()
             .map(|p| SeriesResult {
                 name: p.spec.name.clone(),
                 kind: p.spec.target.kind().name(),
                 target: match p.spec.target {
-                    ProbeTarget::Conn(c, _) => self.conns[c.idx()].name.clone(),
-                    ProbeTarget::Flow(f) => self.flows[f.idx()].name.clone(),
-                    ProbeTarget::Port(q, _) => self.ports[q.idx()].name.clone(),
-                    ProbeTarget::Abr(e, _) => self.abr_ends[e as usize].name.clone(),
-                    ProbeTarget::CellApp(a) => self.cell_apps[a as usize].name.clone(),
+                    ProbeTarget::Conn(c, _) => self.transport.conns[c.idx()].name.clone(),
+                    ProbeTarget::Flow(f) => self.transport.flows[f.idx()].name.clone(),
+                    ProbeTarget::Port(q, _) => self.net.ports[q.idx()].name.clone(),
+                    ProbeTarget::Abr(e, _) => self.abr.ends[e as usize].name.clone(),
+                    ProbeTarget::CellApp(a) => self.sources.apps[a as usize].name.clone(),
                 },
                 unit: p.spec.target.kind().unit(),
                 t_s: p.times_ps.iter().map(|t| *t as f64 / 1e12).collect(),
                 values: p.values.clone(),
             })
             .collect();
-        let counts = self.pdus.counts();
+        let counts = self.tables.pdus.counts();
         let (discarded, dead) =
-            self.hosts.iter().fold((0, 0), |(f, c), h| (f + h.stats.frames_discarded, c + h.stats.dead_cells));
+            self.hosts.list.iter().fold((0, 0), |(f, c), h| (f + h.stats.frames_discarded, c + h.stats.dead_cells));
         Ok(RunResult {
             scenario: self.meta.scenario.clone(),
             seed: self.meta.seed,
@@ -687,10 +697,10 @@ impl Simulation {
             link_cells_lost,
             // Frames held at ABR ends have no PDU entry yet (`sim/abr.rs`).
             frames: FrameCounts {
-                sent: counts.created + self.abr_held_frames,
+                sent: counts.created + self.abr.held_frames,
                 delivered: counts.delivered,
                 lost: counts.lost,
-                in_flight: self.pdus.in_flight() as u64 + self.abr_held_frames,
+                in_flight: self.tables.pdus.in_flight() as u64 + self.abr.held_frames,
                 discarded_by_receivers: discarded,
                 dead_cells: dead,
             },
@@ -700,6 +710,7 @@ impl Simulation {
             abr: self.abr_results(),
             abr_ports: self.control_results(),
             upc: self
+                .net
                 .upcs
                 .iter()
                 .map(|u| UpcResult {
@@ -714,6 +725,7 @@ impl Simulation {
             ports,
             hosts: self
                 .hosts
+                .list
                 .iter()
                 .map(|h| {
                     let st = &h.stats;
@@ -734,8 +746,8 @@ impl Simulation {
                 })
                 .collect(),
             series,
-            cell_hops: self.counts.cell_hops,
-            events: self.counts.events,
+            cell_hops: self.k.counts.cell_hops,
+            events: self.k.counts.events,
         })
     }
 
@@ -745,10 +757,10 @@ impl Simulation {
         use super::datagram::{Datagram, Endpoint};
         let target = Endpoint::UdpSink(f);
         let seq = |d: &Datagram| if d.dest == target { d.payload.udp_seq() } else { None };
-        let network = self.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(&p.payload));
-        let held = self.abr_ends.iter().flat_map(|e| e.held.iter()).filter_map(|h| seq(&h.datagram));
-        let sending = self.hosts.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(&p.datagram));
-        let receiving = self.hosts.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(&p.datagram));
+        let network = self.tables.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(&p.payload));
+        let held = self.abr.ends.iter().flat_map(|e| e.held.iter()).filter_map(|h| seq(&h.datagram));
+        let sending = self.hosts.list.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(&p.datagram));
+        let receiving = self.hosts.list.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(&p.datagram));
         let seqs: std::collections::BTreeSet<u64> = network.chain(held).chain(sending).chain(receiving).collect();
         seqs.len() as u64
     }
@@ -757,7 +769,7 @@ impl Simulation {
     /// ever created is received, dropped, queued or on a link.
     fn check_conservation(&self) -> Result<(), SimulationError> {
         let (mut dropped, mut queued, mut on_links, mut sent, mut lost) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        for p in &self.ports {
+        for p in &self.net.ports {
             let s = &p.stats;
             let d = p.dropped();
             let q = u64::from(p.queued());
@@ -774,32 +786,33 @@ impl Simulation {
             lost += s.lost_on_link;
         }
         // RM cells that ended at a VS/VD switch count as received there.
-        let received: u64 = self.hosts.iter().map(|h| h.stats.cells_received).sum::<u64>() + self.counts.rm_absorbed;
-        let arrived_over_links = self.counts.cell_hops;
+        let received: u64 =
+            self.hosts.list.iter().map(|h| h.stats.cells_received).sum::<u64>() + self.k.counts.rm_absorbed;
+        let arrived_over_links = self.k.counts.cell_hops;
         if sent != arrived_over_links + on_links + lost {
             return Err(SimulationError::Conservation(format!(
                 "links: {sent} cells sent != {arrived_over_links} arrived + {on_links} in flight + {lost} lost"
             )));
         }
-        let policed = self.counts.policed;
-        let at_abr = self.abr_waiting_cells();
-        if self.counts.cells_created != received + dropped + lost + policed + queued + on_links + at_abr {
+        let policed = self.k.counts.policed;
+        let at_abr = self.abr.waiting_cells();
+        if self.k.counts.cells_created != received + dropped + lost + policed + queued + on_links + at_abr {
             return Err(SimulationError::Conservation(format!(
                 "{} cells created != {received} received + {dropped} dropped + {lost} lost on links + {policed} \
                  discarded by UPC + {queued} queued + {on_links} on links + {at_abr} waiting at ABR sources",
-                self.counts.cells_created
+                self.k.counts.cells_created
             )));
         }
-        let by_policers: u64 = self.upcs.iter().map(|u| u.policer.stats.discarded).sum();
+        let by_policers: u64 = self.net.upcs.iter().map(|u| u.policer.stats.discarded).sum();
         if by_policers != policed {
             return Err(SimulationError::Conservation(format!(
                 "{by_policers} UPC discards counted, {policed} settled"
             )));
         }
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
-        let raw = self.counts.raw_created - self.counts.raw_received - self.counts.raw_lost;
-        let held: u64 = self.abr_ends.iter().flat_map(|e| e.held.iter()).map(|h| u64::from(h.cells)).sum();
-        let outstanding = self.pdus.outstanding_cells() + self.rms.outstanding_cells() + raw + held;
+        let raw = self.k.counts.raw_created - self.k.counts.raw_received - self.k.counts.raw_lost;
+        let held: u64 = self.abr.ends.iter().flat_map(|e| e.held.iter()).map(|h| u64::from(h.cells)).sum();
+        let outstanding = self.tables.pdus.outstanding_cells() + self.tables.rms.outstanding_cells() + raw + held;
         if outstanding != queued + on_links + at_abr {
             return Err(SimulationError::Conservation(format!(
                 "{outstanding} cells are unsettled (PDU and RM tables, cell sources) but {queued} are queued, \

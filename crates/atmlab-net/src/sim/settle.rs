@@ -79,7 +79,7 @@ impl Simulation {
                 self.take_all_pulled(t, None);
                 // The wake-up is spent: a cell the port takes from now on
                 // may set the next one.
-                self.ports[p.idx()].woken();
+                self.net.ports[p.idx()].woken();
                 self.run_slots(p, t, true);
             }
             Reader::Probe(port) => {
@@ -91,11 +91,11 @@ impl Simulation {
             Reader::Adapter(p) => self.run_slots(p, t, false),
             Reader::End => {
                 self.take_all_pulled(t, Some(0));
-                for p in 0..self.ports.len() {
+                for p in 0..self.net.ports.len() {
                     self.run_slots(PortId(p as u32), t, false);
                 }
                 self.take_all_pulled(t, Some(0));
-                for p in 0..self.ports.len() {
+                for p in 0..self.net.ports.len() {
                     self.count_deferred(PortId(p as u32), t, Some(0));
                 }
             }

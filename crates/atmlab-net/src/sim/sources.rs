@@ -12,8 +12,9 @@
 //! frame (two 188-byte TS packets per PDU are 8 cells), so that frame-aware
 //! drop policies see frames; the sink still only counts cells.
 
+use super::Simulation;
 use super::apps::VcEnd;
-use super::{APP, Event, Simulation};
+use super::kernel::{APP, Event};
 use crate::atm::{Cell, Pti};
 use crate::ids::PortId;
 use crate::pdu::PduId;
@@ -350,22 +351,31 @@ impl Piecewise {
     }
 }
 
+/// The cell sources of a run, the groups that share their events, and
+/// their applications (what results and probes report).
+pub(super) struct Sources {
+    pub(super) list: Vec<CellSource>,
+    /// The cell sources by the events they share.
+    pub(super) groups: Vec<SourceGroup>,
+    pub(super) apps: Vec<CellApp>,
+}
+
 impl Simulation {
     /// Group `g`'s first cell is due now: hand it to the adapter, and with
     /// it the group's next `batch - 1` cells at their own (later) times
     /// when the group owns its host's adapter (which then sees only these
     /// cells, in order, so taking them early changes nothing).
     pub(super) fn on_cell_source(&mut self, g: u32) {
-        let batch = self.source_groups[g as usize].batch;
+        let batch = self.sources.groups[g as usize].batch;
         let mut sent = 0;
-        while let Some((m, due)) = self.source_groups[g as usize].earliest() {
-            if sent == batch || (sent > 0 && due >= self.end) {
-                self.queue.push(due, APP, Event::CellSource(g));
+        while let Some((m, due)) = self.sources.groups[g as usize].earliest() {
+            if sent == batch || (sent > 0 && due >= self.k.end) {
+                self.k.queue.push(due, APP, Event::CellSource(g));
                 return;
             }
             sent += 1;
-            let i = self.source_groups[g as usize].members[m] as usize;
-            let src = &mut self.sources[i];
+            let i = self.sources.groups[g as usize].members[m] as usize;
+            let src = &mut self.sources.list[i];
             src.stats.sent += 1;
             let ends_frame = match src.frame_cells {
                 Some(n) => {
@@ -379,15 +389,15 @@ impl Simulation {
                 None => false,
             };
             let from = src.src;
-            let host = &self.hosts[from.host.idx()];
+            let host = &self.hosts.list[from.host.idx()];
             let port = host.port.expect("a host with a VC has a link");
             let vc = &host.vcs[from.vc as usize];
             let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
             let cell = Cell::new(vc.label, PduId::NONE, pti, false, vc.slot);
-            self.counts.cells_created += 1;
-            self.counts.raw_created += 1;
+            self.k.counts.cells_created += 1;
+            self.k.counts.raw_created += 1;
             self.offer_at(port, due, cell);
-            self.source_groups[g as usize].next[m] = self.sources[i].pattern.next_cell();
+            self.sources.groups[g as usize].next[m] = self.sources.list[i].pattern.next_cell();
         }
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! **Adding an algorithm**: a file here with its controller (a struct that
 //! implements [`SwitchControl`]) and its parameters, a variant of
-//! [`Controller`] and [`ControlConfig`] and a line of [`dispatch!`] in this
+//! [`Controller`] and [`ControlConfig`] and a line of `dispatch!` in this
 //! file, and its scenario keys in `atmlab-scenario` (`abr_switch.rs`, one
 //! function). Nothing in `sim/` changes: [`fixed`] is the smallest example.
 
