@@ -108,11 +108,12 @@ def test_bench_json_has_the_documented_shape(cli):
         assert s["sim_s"] == {"lan": 10, "wan": 20}[key]
         assert s["wall_s"] > 0
     commands = doc["commands"]
-    assert list(commands) == ["atmlab --version", "atmlab run SMALL", "atmlab sweep SMALL (1 run)",
+    assert list(commands) == ["atmlab --version", "atmlab run TINY", "atmlab run SMALL", "atmlab sweep SMALL (1 run)",
                               "atmlab reproduce kpn --quick -j1", "atmlab reproduce kpn --quick -j2"]
     for m in commands.values():
         assert len(m["runs_wall_s"]) == 1 and m["wall_s"] == m["runs_wall_s"][0] > 0
     # Starting atmlab costs less than running anything, and a reproduction more than a single run.
+    assert commands["atmlab --version"]["wall_s"] < commands["atmlab run TINY"]["wall_s"]
     assert commands["atmlab --version"]["wall_s"] < commands["atmlab sweep SMALL (1 run)"]["wall_s"]
     assert commands["atmlab run SMALL"]["wall_s"] < commands["atmlab reproduce kpn --quick -j1"]["wall_s"]
 

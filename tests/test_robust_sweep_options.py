@@ -4,6 +4,7 @@ above the default cap, an address that is no Dask scheduler."""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -57,7 +58,7 @@ def test_sweep_r_31_runs_without_max_replications(target, tmp_path):
     p = atmlab_cli("sweep", "scenarios/examples/sweep_buffer.toml", "-r", "31", *target, "--dry-run")
     assert p.returncode == 0, p.stderr
     first = " ".join(p.stdout.split("┏")[0].split())  # the line above the table, as rich wrapped it
-    assert first.startswith("sweep_buffer: 8 points x 31 replications = 248 runs")
+    assert re.match(r"sweep_buffer( \([0-9a-f]+\))?: 8 points x 31 replications = 248 runs", first), first
     assert first.endswith("(at most 31)") if target else "at most" not in first
 
 

@@ -9,6 +9,7 @@ traceback of an unexpected error (a bug to report).
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import sys
@@ -18,38 +19,68 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from . import __version__, display, reproduce as reproduce_mod, termtable
+# Start-up time (docs/benchmark.md, "Start-up"): the command line imports
+# click, the core and the scenario loader; rich, the tables, the sweep
+# machinery (sqlite3, multiprocessing, asyncio), pandas and numpy are
+# imported by the commands that use them: rich's parts in the functions that
+# draw (the consoles, `escape`, `display` and `termtable` below when first
+# used), the rest in the command's body. (`atmlab --version` does not even
+# import this module: atmlab/__main__.py.)
+from . import reproduce as reproduce_mod
 from .bench import MAX_ROUNDS
-from .api import run as run_scenario
 from .errors import INT64_MAX, AtmlabError, out_of_range, require_extra
-from .result import Result
 from .about import text as version_text
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .result import Result
+    from .sweep import Progress as SweepProgress
 from .scenario import bundled_names, validate as validate_scenario
 from .stats import SUMMARY_METRICS
-from .store import DEFAULT_DB
-from .sweep import Progress as SweepProgress, Sweep, results as load_results
+
+# store.DEFAULT_DB, which the options name: the store (sqlite3, the metrics
+# of the core's schema) is imported only by the commands that open one
+# (tests/test_startup.py checks that the two agree).
+DEFAULT_DB = Path("results") / "atmlab.sqlite"
+
+
+class _Lazy:
+    """A module, or a rich Console, made when first used (start-up time):
+    what it is asked for is the real one's."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._real: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._real is None:
+            self._real = self._make()
+        return getattr(self._real, name)
+
+
+def _console(**options: Any) -> Any:
+    from rich.console import Console
+
+    return Console(**options)
+
+
+def escape(text: str) -> str:
+    """rich's escape of markup, rich imported when first needed."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+display: Any = _Lazy(lambda: importlib.import_module(".display", __package__))  # sweeps' and results' tables
+termtable: Any = _Lazy(lambda: importlib.import_module(".termtable", __package__))
 
 # Not on a terminal (a pipe, a log file, CI), rich would wrap at 80 columns:
 # 120 then, unless COLUMNS says otherwise (rich reads it).
 _width = None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 120
-out = Console(highlight=False, width=_width)
-err = Console(stderr=True, highlight=False, width=_width)
+out: Any = _Lazy(lambda: _console(highlight=False, width=_width))
+err: Any = _Lazy(lambda: _console(stderr=True, highlight=False, width=_width))
 
 
 class AtmlabGroup(click.Group):
@@ -131,6 +162,8 @@ def print_summary(r: Result, description: str | None = None, scenario: dict[str,
     """The run's summary (:mod:`atmlab.summary`): one section per kind of
     application, per policer and per port; with `all_metrics`, every
     metric of the result after it."""
+    from rich.table import Table
+
     from . import summary
 
     title, run_line = summary.header(r, description)
@@ -181,10 +214,13 @@ SCENARIO_HELP = ("a scenario file (TOML or JSON), or the name of a bundled scena
 @_set_option
 def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_metrics: bool,
         pcap: Path | None, trace: Path | None, overrides: tuple[str, ...]) -> None:
+    from .api import run as run_scenario
     from .scenario import load
 
     sc = load(scenario, overrides=overrides)  # read and expanded once; the run builds it once
     if err.is_terminal:
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             task = bar.add_task(f"simulating {sc.name}", total=1.0)
@@ -305,7 +341,7 @@ def _points(sc: Any) -> list[Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--quick", is_flag=True, help="A shorter baseline, each command timed once (for smoke tests).")
 @click.option("--overhead/--no-overhead", default=True, show_default=True,
-              help="Also time whole commands: start-up, a small run, a 1-run sweep, reproduce kpn --quick.")
+              help="Also time whole commands: start-up, a 1 ms and a 1 s run, a 1-run sweep, reproduce kpn --quick.")
 @click.option("--rounds", type=WholeNumber(1, MAX_ROUNDS), default=1, show_default=True,
               help="Measure the bare loop and the scenarios this many times over and print the medians (and "
                    "the range of the ratios): the figures to compare two builds with on a busy machine.")
@@ -317,10 +353,10 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     nsource_lan and nsource_wan scenarios (TCP and all metrics on) and
     tcp-abr/wan (97-0177R2's WAN: TCP over ABR with ERICA+ and video),
     single core, and prints each figure and its ratio to the bare loop.
-    Then times, each in a new process, `atmlab --version`, `atmlab run` and
-    a 1-run `atmlab sweep` of a 1-second voice scenario, and `atmlab
-    reproduce kpn --quick` with one and two workers (the median of five,
-    one for the reproductions). With --rounds N the bare loop and the
+    Then times, each in a new process, `atmlab --version`, `atmlab run` of
+    a 1-millisecond voice scenario, `atmlab run` and a 1-run `atmlab sweep`
+    of a 1-second one, and `atmlab reproduce kpn --quick` with one and two
+    workers (the median of five, one for the reproductions). With --rounds N the bare loop and the
     scenarios are measured N times over and the medians printed.
     """
     from . import bench as bench_mod
@@ -355,7 +391,8 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     out.print(f"machine: {m['cpu']}, {m['logical_cpus']} logical CPUs" + (f"; caches {caches}" if caches else ""))
     if overhead:
         _print_table("whole commands (wall time, median)", ["command", "wall s", "runs (s)"],
-                     [[escape(label.replace("SMALL", "(1 s voice scenario)")), f"{m['wall_s']:.2f}",
+                     [[escape(label.replace("SMALL", "(1 s voice scenario)").replace("TINY", "(1 ms voice scenario)")),
+                       f"{m['wall_s']:.2f}",
                        ", ".join(f"{x:.2f}" for x in m["runs_wall_s"])] for label, m in res["commands"].items()],
                      [True, False, False])
     if res["build"] != "release":
@@ -407,6 +444,11 @@ def _ci_metric(ctx: click.Context, param: click.Parameter, name: str) -> str:
 def sweep(scenario: str, replications: int, seed: int | None, db: Path, jobs: int | None, dask: str | None,
           ci_target: float | None, ci_metric: str, max_replications: int | None, dry_run: bool,
           overrides: tuple[str, ...]) -> None:
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    from .sweep import Sweep
+
     if ci_target is not None and max_replications is not None and max_replications < replications:
         raise click.BadParameter("is below --replications", param_hint="--max-replications")
     s = Sweep(scenario, replications=replications, seed=seed, ci_target=ci_target, ci_metric=ci_metric,
@@ -533,6 +575,8 @@ def results(db: Path, sweep_name: str | None, every: bool, listing: bool, status
         return
     if parquet_path:
         require_extra("parquet", "--parquet", "pyarrow", "fastparquet")
+    from .sweep import results as load_results
+
     chosen, note = _which_sweep(db, sweep_name, every)
     df = load_results(db, sweep=chosen, status=status, all_metrics=all_metrics)
     if note:
@@ -737,6 +781,9 @@ def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | 
     options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=executor.jobs,
                                     seed=seed, ci_target=target[0], max_replications=max(target[1], reps),
                                     executor=executor)
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:

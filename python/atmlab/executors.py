@@ -15,7 +15,6 @@ too.
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import os
 import signal
@@ -358,6 +357,8 @@ def check_scheduler(address: str, timeout: float = DASK_CONNECT_S) -> None:
     exbibytes; this handshake is bounded in time and any failure is one
     error. It runs in a thread of its own, whatever event loop the caller
     runs (a notebook's)."""
+    import asyncio  # here: asyncio takes a while to import, and only --dask needs it
+
     outcome: list[BaseException | None] = []
 
     async def handshake() -> None:
@@ -387,7 +388,7 @@ def check_scheduler(address: str, timeout: float = DASK_CONNECT_S) -> None:
 
 
 def _reason(e: BaseException, timeout: float = DASK_CONNECT_S) -> str:
-    if isinstance(e, asyncio.TimeoutError | TimeoutError):
+    if isinstance(e, TimeoutError):  # asyncio.TimeoutError is TimeoutError since Python 3.11
         return f"no Dask handshake within {timeout:g} s"
     if isinstance(e, OSError):  # refused, unreachable, timed out (the last failure of its retries after it)
         root = e

@@ -26,14 +26,12 @@ is identified by ``(scenario_hash, seed, replication)``.
 from __future__ import annotations
 
 import copy
-import hashlib
 import itertools
 import json
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .errors import ScenarioError, out_of_range
@@ -105,6 +103,8 @@ def canonical_json(data: Any) -> str:
 
 def scenario_hash(scenario: dict[str, Any]) -> str:
     """A stable 16-hex-digit hash of a fully specified scenario."""
+    import hashlib  # here (and below, and decimal in _range): `atmlab run` starts without them
+
     return hashlib.sha256(canonical_json(scenario).encode()).hexdigest()[:16]
 
 
@@ -113,6 +113,8 @@ def sweep_hash(points: list[tuple[dict[str, Any], str]], seed: int) -> str:
     (each point's swept values and scenario hash, in order) and its master
     seed. Two sweeps are the same experiment exactly when it is equal,
     whatever their names or files say."""
+    import hashlib
+
     doc = {"points": [[params, h] for params, h in points], "seed": seed}
     return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
 
@@ -139,6 +141,8 @@ def _range(source: str, where: str, spec: dict[str, Any]) -> list[Any]:
         if not isinstance(v, int | float) or isinstance(v, bool):
             raise ScenarioError(source, f"{where}.{k}", "must be a number")
     # Exact decimal steps: 0.1 + 0.2 stays 0.3.
+    from decimal import Decimal, InvalidOperation
+
     try:
         d0, ds = Decimal(str(start)), Decimal(str(step))
     except InvalidOperation:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from itertools import accumulate
 from pathlib import Path
@@ -159,6 +158,8 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[Path], objec
     one, never a part. If writing fails (a full disk), the temporary file
     is removed, `path` is left as it was, and the error is an
     :class:`AtmlabError` naming `path`."""
+    import tempfile  # here: it imports random and shutil (start-up time)
+
     target = Path(path)
     folder = target.parent
     try:

@@ -15,7 +15,6 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -59,6 +58,7 @@ def t_quantile(p: float, dof: int) -> float:
     if not 0.5 < p < 1 or dof < 1:
         raise ValueError(f"t_quantile needs 0.5 < p < 1 and dof >= 1, not p={p!r}, dof={dof!r}")
     import mpmath  # imported on first use
+    from statistics import NormalDist  # here: statistics imports random, fractions, decimal (start-up)
 
     with mpmath.workdps(40):
         q, v, half = mpmath.mpf(p), mpmath.mpf(dof), mpmath.mpf(1) / 2
