@@ -2,7 +2,8 @@
 no result: every number of every bundled scenario's run (the first and last
 point of a bundled sweep), and the CSVs of ``atmlab reproduce all --quick``.
 (That the event elision changes nothing is the Rust tests' to show: they
-run networks both ways.)
+run networks both ways.) To compare two cores, run `record` twice with
+the same Python package and each core's `_core` extension in turn.
 
     python tools/same_results.py record before.json        # on the old build
     python tools/same_results.py record after.json         # on the new build
@@ -16,7 +17,6 @@ are compared exactly (a result is deterministic to the bit), after
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -88,8 +88,7 @@ def _reproductions() -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "atmlab.cli", "reproduce", "all", "--quick", "--out", tmp, "-j", "1"],
                        check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-        return {str(p.relative_to(tmp)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(Path(tmp).rglob("*.csv"))}
+        return {str(p.relative_to(tmp)): p.read_text() for p in sorted(Path(tmp).rglob("*.csv"))}
 
 
 def record(path: Path, quick: bool) -> None:
@@ -111,9 +110,16 @@ def compare(a_path: Path, b_path: Path) -> int:
                     if x.get(k, "<absent>") != y.get(k, "<absent>"):
                         differences += 1
                         print(f"{key}: {k}: {x.get(k, '<absent>')!r} -> {y.get(k, '<absent>')!r}")
+            elif isinstance(x, str) and isinstance(y, str):
+                differences += 1
+                changed = [(i, u, v) for i, (u, v) in enumerate(zip(x.splitlines(), y.splitlines(), strict=False))
+                           if u != v]
+                print(f"{section}: {key}: {len(changed)} lines differ" + (
+                    f"; line {changed[0][0] + 1}: {changed[0][1]!r} -> {changed[0][2]!r}" if changed else
+                    f"; {len(x.splitlines())} -> {len(y.splitlines())} lines"))
             else:
                 differences += 1
-                print(f"{section}: {key}: {x!r} -> {y!r}")
+                print(f"{section}: {key}: {str(x)[:200]!r} -> {str(y)[:200]!r}")
     n = len(a["runs"]), len(a["reproduce_quick_csvs"])
     print(f"{differences} differences in {n[0]} runs and {n[1]} CSVs" if differences else
           f"identical: {n[0]} runs, {n[1]} CSVs")

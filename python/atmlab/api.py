@@ -52,8 +52,8 @@ def run(
     sc = load(scenario, overrides=overrides)
     trace_csv, parquet = trace_mod.csv_path_for(trace) if trace is not None else (None, None)
     try:
-        raw = _core.run(sc.to_json(), seed, replication, progress, None if pcap is None else os.fspath(pcap),
-                        trace_file=None if trace_csv is None else os.fspath(trace_csv))
+        extra = {} if trace_csv is None else {"trace_file": os.fspath(trace_csv)}
+        raw = _core.run(sc.to_json(), seed, replication, progress, None if pcap is None else os.fspath(pcap), **extra)
     except core_errors() as e:
         if trace_csv is not None and parquet is not None:
             trace_csv.unlink(missing_ok=True)

@@ -36,3 +36,19 @@ id!(
     /// A UDP flow.
     FlowId
 );
+id!(
+    /// An ABR end system (at a host or a VS/VD switch).
+    AbrEndId
+);
+id!(
+    /// A group of cell sources that share their events.
+    SourceGroupId
+);
+id!(
+    /// A probe.
+    ProbeId
+);
+id!(
+    /// A port that pulls its arrivals (`sim/pull.rs`).
+    PullId
+);

@@ -106,7 +106,7 @@ pub enum Carries {
 ///
 /// Packed, not a struct of five fields, for the speed of the path every
 /// cell takes: a cell is relabelled at each switch and handed across calls
-/// that keep it in memory, and a field written alone (a 2-byte slot, a
+/// that keep it in memory, and a field written alone (a 2-byte VC index, a
 /// 4-byte label) then read back as part of a wider word cannot be
 /// forwarded from the store buffer, a stall per cell and hop
 /// (`docs/benchmark.md`).
@@ -116,7 +116,7 @@ pub struct Cell {
     /// The label (`vpi << 16 | vci`) in the low 32 bits, the PDU id in the
     /// high 32.
     lp: u64,
-    /// PTI (bits 0-7), CLP (bit 8), the VC's slot at the port (bits 16-31).
+    /// PTI (bits 0-7), CLP (bit 8), the VC's index at the port (bits 16-31).
     meta: u32,
 }
 
@@ -127,19 +127,19 @@ impl fmt::Debug for Cell {
             .field("pdu", &self.pdu())
             .field("pti", &self.pti())
             .field("clp", &self.clp())
-            .field("slot", &self.slot())
+            .field("vc", &self.vc())
             .finish()
     }
 }
 
 impl Cell {
-    /// A cell on `label` of frame (or RM record) `pdu`, at slot `slot` of
+    /// A cell on `label` of frame (or RM record) `pdu`, of VC index `vc` at
     /// its port.
     #[inline(always)]
-    pub const fn new(label: VcLabel, pdu: PduId, pti: Pti, clp: bool, slot: u16) -> Cell {
+    pub const fn new(label: VcLabel, pdu: PduId, pti: Pti, clp: bool, vc: u16) -> Cell {
         Cell {
             lp: label.packed() as u64 | ((pdu.raw() as u64) << 32),
-            meta: pti.0 as u32 | ((clp as u32) << 8) | ((slot as u32) << 16),
+            meta: pti.0 as u32 | ((clp as u32) << 8) | ((vc as u32) << 16),
         }
     }
 
@@ -170,7 +170,7 @@ impl Cell {
     /// The VC's index at the port the cell is at (simulation-internal, not
     /// a header field).
     #[inline(always)]
-    pub const fn slot(&self) -> u16 {
+    pub const fn vc(&self) -> u16 {
         (self.meta >> 16) as u16
     }
 
@@ -186,14 +186,11 @@ impl Cell {
         Cell { meta: (self.meta & !0x100) | ((clp as u32) << 8), ..self }
     }
 
-    /// The cell relabelled for the next link, at slot `slot` of the next
+    /// The cell relabelled for the next link, of VC index `vc` at the next
     /// port.
     #[inline(always)]
-    pub const fn relabelled(self, label: VcLabel, slot: u16) -> Cell {
-        Cell {
-            lp: (self.lp & !0xffff_ffff) | label.packed() as u64,
-            meta: (self.meta & 0xffff) | ((slot as u32) << 16),
-        }
+    pub const fn relabelled(self, label: VcLabel, vc: u16) -> Cell {
+        Cell { lp: (self.lp & !0xffff_ffff) | label.packed() as u64, meta: (self.meta & 0xffff) | ((vc as u32) << 16) }
     }
 
     /// Whether the cell ends its AAL5 frame.
@@ -237,13 +234,13 @@ mod tests {
         let pdu = PduId::from_raw(0x0123_4567);
         let c = Cell::new(VcLabel::new(0xabc, 0xfedc), pdu, Pti::DATA_EOF, true, 0xbeef);
         assert_eq!(
-            (c.label(), c.pdu(), c.pti(), c.clp(), c.slot()),
+            (c.label(), c.pdu(), c.pti(), c.clp(), c.vc()),
             (VcLabel::new(0xabc, 0xfedc), pdu, Pti::DATA_EOF, true, 0xbeef)
         );
         let r = c.relabelled(VcLabel::new(1, 2), 7);
-        assert_eq!((r.label(), r.pdu(), r.pti(), r.clp(), r.slot()), (VcLabel::new(1, 2), pdu, Pti::DATA_EOF, true, 7));
+        assert_eq!((r.label(), r.pdu(), r.pti(), r.clp(), r.vc()), (VcLabel::new(1, 2), pdu, Pti::DATA_EOF, true, 7));
         let t = r.with_clp(false).with_pti(Pti::RM);
-        assert_eq!((t.label(), t.pdu(), t.pti(), t.clp(), t.slot()), (VcLabel::new(1, 2), pdu, Pti::RM, false, 7));
+        assert_eq!((t.label(), t.pdu(), t.pti(), t.clp(), t.vc()), (VcLabel::new(1, 2), pdu, Pti::RM, false, 7));
         assert_eq!(Cell::new(VcLabel::new(0, 0), PduId::NONE, Pti(0b111), false, 0).pdu(), PduId::NONE);
     }
 

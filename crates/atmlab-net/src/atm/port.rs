@@ -68,14 +68,14 @@ use std::collections::VecDeque;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NextHop {
     /// Relabel and offer to output port `port` of the far switch, where the
-    /// VC has index `slot`.
+    /// VC has index `vc`.
     Port {
         /// The far switch's output port.
         port: PortId,
         /// The label on that port's link.
         label: VcLabel,
         /// The VC's index at that port.
-        slot: u16,
+        vc: u16,
     },
     /// Deliver to VC `vc` of host `host`.
     Host {
@@ -206,11 +206,11 @@ impl FrameLoss {
         if !matches!(cell.carries(), Carries::Frame(_)) {
             return false;
         }
-        let slot = cell.slot() as usize;
-        if slot >= self.in_frame.len() {
-            self.in_frame.resize(slot + 1, None);
+        let vc = cell.vc() as usize;
+        if vc >= self.in_frame.len() {
+            self.in_frame.resize(vc + 1, None);
         }
-        let lose = match self.in_frame[slot] {
+        let lose = match self.in_frame[vc] {
             Some(lose) => lose,
             None => {
                 self.started += 1;
@@ -221,7 +221,7 @@ impl FrameLoss {
                 lose
             }
         };
-        self.in_frame[slot] = (!cell.is_end_of_frame()).then_some(lose);
+        self.in_frame[vc] = (!cell.is_end_of_frame()).then_some(lose);
         lose
     }
 }
@@ -429,7 +429,7 @@ pub struct Port {
     /// Pipelined: the start of the last assigned slot (before it, none):
     /// once it has passed the port is idle, without walking `head` there.
     last_start: Option<SimTime>,
-    /// Per-VC state, indexed by [`Cell::slot`].
+    /// Per-VC state, indexed by [`Cell::vc`].
     pub vcs: Vec<PortVc>,
     channel: VecDeque<(SimTime, Cell)>,
     /// Into a host: when the cells that need an event there arrive (frame
@@ -567,11 +567,11 @@ impl Port {
         &self.policies[category.index()]
     }
 
-    /// Adds a VC and returns its slot index at this port.
+    /// Adds a VC and returns its index at this port (what its cells carry: [`Cell::vc`]).
     pub fn add_vc(&mut self, vc: PortVc) -> u16 {
-        let slot = u16::try_from(self.vcs.len()).expect("more than 65536 VCs on one port");
+        let index = u16::try_from(self.vcs.len()).expect("more than 65536 VCs on one port");
         self.vcs.push(vc);
-        slot
+        index
     }
 
     /// How the port computes departures.
@@ -663,7 +663,7 @@ impl Port {
         }
     }
 
-    /// Offers a cell (its `slot` set to its VC's index here) arriving at `now`.
+    /// Offers a cell (carrying its VC's index here, [`Cell::vc`]) arriving at `now`.
     ///
     /// Always inlined: the simulation's one hot call site keeps the cell in
     /// registers (called out of line, as LLVM chooses once a second caller
@@ -671,7 +671,7 @@ impl Port {
     #[inline(always)]
     pub fn offer(&mut self, now: SimTime, cell: Cell) -> Offer {
         let eof = cell.is_end_of_frame();
-        let c = self.vcs[cell.slot() as usize].category.index();
+        let c = self.vcs[cell.vc() as usize].category.index();
         let pool = self.pool_of[c] as usize;
         // A pipelined port's cells all share one pool, whose occupancy is the
         // number of cells not yet started.
@@ -679,7 +679,7 @@ impl Port {
             PortMode::Pipelined => self.pipeline_queued(now),
             PortMode::Slotted => self.pool_occ[pool],
         };
-        let vc = &mut self.vcs[cell.slot() as usize];
+        let vc = &mut self.vcs[cell.vc() as usize];
         self.stats.cells_in += 1;
         self.stats.per_category[c].cells_in += 1;
         let room = occupancy < self.pool_limit[pool];
@@ -746,7 +746,7 @@ impl Port {
             }
             Ok(()) => {
                 self.accepted += 1;
-                let cell_queue = if self.per_vc_queues { cell.slot() as usize } else { self.queue_of[c] as usize };
+                let cell_queue = if self.per_vc_queues { cell.vc() as usize } else { self.queue_of[c] as usize };
                 match self.mode {
                     PortMode::Pipelined => self.pipeline(now, cell),
                     PortMode::Slotted => {
@@ -828,7 +828,7 @@ impl Port {
         debug_assert!(self.mode == PortMode::Slotted && self.busy && self.grid.boundary(&self.tail) == now);
         let q = self.scheduler.select(&self.queues).expect("a busy port has a queued cell");
         let cell = self.queues[q].pop_front().expect("the scheduler picks a non-empty queue");
-        let vc = &mut self.vcs[cell.slot() as usize];
+        let vc = &mut self.vcs[cell.vc() as usize];
         let c = vc.category.index();
         let pool = self.pool_of[c] as usize;
         vc.occupancy -= 1;

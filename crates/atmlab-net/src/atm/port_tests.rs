@@ -185,7 +185,7 @@ fn test_strict_priority_serves_vbr_before_ubr() {
     let mut order = Vec::new();
     loop {
         let t = p.transmit(now);
-        order.push(t.cell.slot());
+        order.push(t.cell.vc());
         match t.next_slot {
             Some(s) => now = s,
             None => break,

@@ -90,7 +90,7 @@ use crate::abr::destination::AbrDestination;
 use crate::abr::source::{AbrSource, InRate};
 use crate::abr::{Direction, RmCell};
 use crate::atm::{Carries, Cell, NextHop, Pti, VcLabel};
-use crate::ids::{ConnId, HostId, PortId, SwitchId};
+use crate::ids::{AbrEndId, ConnId, HostId, PortId, SwitchId};
 use crate::pdu::PduId;
 use atmlab_engine::{CELL_BITS, SimTime};
 
@@ -161,7 +161,7 @@ pub struct AbrEnd {
     /// The output port it sends into, and the VC's label and index there.
     pub(crate) port: PortId,
     label: VcLabel,
-    slot: u16,
+    vc: u16,
     /// The source of the direction this end sends.
     pub source: AbrSource,
     /// The destination of the direction this end receives.
@@ -204,16 +204,16 @@ pub struct AbrEnd {
 }
 
 impl AbrEnd {
-    /// An end at `at` that sends into `port` with `label` as VC `slot` there.
+    /// An end at `at` that sends into `port` with `label`, its VC of index `vc` there.
     pub(crate) fn new(name: String, at: EndAt, out: (PortId, VcLabel, u16), source: AbrSource) -> AbrEnd {
         let acr = source.acr();
-        let (port, label, slot) = out;
+        let (port, label, vc) = out;
         AbrEnd {
             name,
             at,
             port,
             label,
-            slot,
+            vc,
             source,
             destination: AbrDestination::new(),
             waiting: VecDeque::new(),
@@ -325,7 +325,7 @@ impl Simulation {
     /// its next out-of-rate FRM while stopped).
     fn abr_kick(&mut self, e: u32) {
         if let Some((t, g)) = self.abr_plan(e) {
-            self.k.queue.push(t, APP, Event::AbrSend(e, g));
+            self.k.queue.push(t, APP, Event::AbrSend(AbrEndId(e), g));
         }
     }
 
@@ -345,7 +345,7 @@ impl Simulation {
                 end.in_rate.set(None);
                 let due = end.source.frm_due_at().map(|due| due.max(slot));
                 if let Some((t, g)) = end.trailing.set(due) {
-                    self.k.queue.push(t, APP, Event::AbrTrailing(e, g));
+                    self.k.queue.push(t, APP, Event::AbrTrailing(AbrEndId(e), g));
                 }
                 None
             }
@@ -356,7 +356,7 @@ impl Simulation {
                 // ICR below TCR) owes its out-of-rate FRM now, not then.
                 let due = end.source.out_of_rate_due().map(|due| due.max(now));
                 if let Some((t, g)) = end.out_of_rate.set(due) {
-                    self.k.queue.push(t, APP, Event::AbrOutOfRate(e, g));
+                    self.k.queue.push(t, APP, Event::AbrOutOfRate(AbrEndId(e), g));
                 }
                 None
             }
@@ -365,13 +365,14 @@ impl Simulation {
 
     /// End `e`'s in-rate slot: rule 3 picks an FRM, a turned-around BRM or
     /// a data cell.
-    pub(super) fn on_abr_send(&mut self, e: u32, generation: u32) {
+    pub(super) fn on_abr_send(&mut self, e: AbrEndId, generation: u32) {
+        let e = e.0;
         let now = self.k.now;
         let end = &mut self.abr.ends[e as usize];
         match end.in_rate.fire(now, generation) {
             Firing::Stale => return,
             Firing::Rearm(t, g) => {
-                self.k.queue.push(t, APP, Event::AbrSend(e, g));
+                self.k.queue.push(t, APP, Event::AbrSend(AbrEndId(e), g));
                 return;
             }
             Firing::Due => {}
@@ -399,7 +400,7 @@ impl Simulation {
         self.k.now = now;
         self.abr.ends[e as usize].stretch = SimTime::MAX;
         if let Some((t, g)) = next {
-            self.k.queue.push(t, APP, Event::AbrSend(e, g));
+            self.k.queue.push(t, APP, Event::AbrSend(AbrEndId(e), g));
         }
     }
 
@@ -436,15 +437,16 @@ impl Simulation {
 
     /// End `e`'s trailing FRM may be due: sent in an in-rate slot if the
     /// source is still idle (else the in-rate timer has taken over).
-    pub(super) fn on_abr_trailing(&mut self, e: u32, generation: u32) {
+    pub(super) fn on_abr_trailing(&mut self, e: AbrEndId, generation: u32) {
+        let e = e.0;
         let end = &mut self.abr.ends[e as usize];
         match end.trailing.fire(self.k.now, generation) {
             Firing::Stale => {}
-            Firing::Rearm(t, g) => self.k.queue.push(t, APP, Event::AbrTrailing(e, g)),
+            Firing::Rearm(t, g) => self.k.queue.push(t, APP, Event::AbrTrailing(AbrEndId(e), g)),
             Firing::Due if end.has_data() || end.destination.brm_waiting() => {}
             Firing::Due => {
                 if let Some((t, g)) = self.abr_slot(e) {
-                    self.k.queue.push(t, APP, Event::AbrSend(e, g));
+                    self.k.queue.push(t, APP, Event::AbrSend(AbrEndId(e), g));
                 }
             }
         }
@@ -524,13 +526,14 @@ impl Simulation {
     }
 
     /// End `e`'s out-of-rate FRM is due (rule 11).
-    pub(super) fn on_abr_out_of_rate(&mut self, e: u32, generation: u32) {
+    pub(super) fn on_abr_out_of_rate(&mut self, e: AbrEndId, generation: u32) {
+        let e = e.0;
         let now = self.k.now;
         let end = &mut self.abr.ends[e as usize];
         match end.out_of_rate.fire(now, generation) {
             Firing::Stale => return,
             Firing::Rearm(t, g) => {
-                self.k.queue.push(t, APP, Event::AbrOutOfRate(e, g));
+                self.k.queue.push(t, APP, Event::AbrOutOfRate(AbrEndId(e), g));
                 return;
             }
             Firing::Due => {}
@@ -555,7 +558,7 @@ impl Simulation {
     /// `None` when the RM table is full (the run then stops).
     fn abr_rm_cell(&mut self, e: u32, rm: RmCell, out_of_rate: bool) -> Option<Cell> {
         let end = &self.abr.ends[e as usize];
-        let (label, slot) = (end.label, end.slot);
+        let (label, vc) = (end.label, end.vc);
         let Some(id) = self.tables.rms.insert(rm, 1, self.k.now) else {
             self.k.stop(format!(
                 "stopped at t = {:.6} s: more than {} RM cells are in flight at once (the RM table is full)",
@@ -569,7 +572,7 @@ impl Simulation {
             let event = if rm.dir == Direction::Forward { "frm_sent" } else { "brm_sent" };
             self.trace_rm(e, event, &rm, out_of_rate);
         }
-        Some(Cell::new(label, id, Pti::RM, out_of_rate, slot))
+        Some(Cell::new(label, id, Pti::RM, out_of_rate, vc))
     }
 
     /// The trace's record of an RM cell event at end `e` (`trace.rs`), with
@@ -583,7 +586,7 @@ impl Simulation {
         let (at, vc) = match end.at {
             EndAt::Host { host, vc } => (self.hosts.list[host.idx()].name.as_str(), t.host_vc(host.0, vc)),
             EndAt::Switch { switch, .. } => {
-                (self.net.switches[switch.idx()].name.as_str(), t.port_vc(end.port.0, end.slot))
+                (self.net.switches[switch.idx()].name.as_str(), t.port_vc(end.port.0, end.vc))
             }
         };
         t.rm(self.k.now, event, at, vc, rm, out_of_rate, acr);
@@ -623,7 +626,7 @@ impl Simulation {
                     end.waiting.pop_front();
                 }
                 let pti = if last { Pti::DATA_EOF } else { Pti::DATA }; // EFCI = 0 (rule 12)
-                Some(Cell::new(end.label, pdu, pti, false, end.slot))
+                Some(Cell::new(end.label, pdu, pti, false, end.vc))
             }
             Waiting::Cell(_) => {
                 let Some(Waiting::Cell(cell)) = end.waiting.pop_front() else { unreachable!("matched above") };

@@ -211,7 +211,7 @@ pub struct VcHandle {
     /// The output ports along the path, source to destination.
     pub forward: Vec<PortId>,
     /// The VC's index at each of those ports.
-    pub forward_slots: Vec<u16>,
+    pub forward_vcs: Vec<u16>,
     /// The output ports of the reverse direction, destination to source.
     pub reverse: Vec<PortId>,
     /// Whether cells can flow back (a simplex VC is registered one way).
@@ -222,7 +222,7 @@ pub struct VcHandle {
     pub labels: Vec<VcLabel>,
     /// The VC's index at the reverse-direction port of each link of the
     /// path, in path order (empty for a simplex VC).
-    pub reverse_slots: Vec<u16>,
+    pub reverse_vcs: Vec<u16>,
 }
 
 /// Parameters of an ON/OFF cell source (the pattern of `sources::OnOff`).
@@ -365,12 +365,12 @@ impl NetworkBuilder {
     pub fn name_vc(&mut self, vc: &VcHandle, name: &str) {
         let k = self.vc_names.len() as u32;
         self.vc_names.push(name.to_string());
-        for (p, slot) in vc.forward.iter().zip(&vc.forward_slots) {
-            self.port_vc_names.insert((*p, *slot), super::trace::VcRef::new(k, true));
+        for (p, index) in vc.forward.iter().zip(&vc.forward_vcs) {
+            self.port_vc_names.insert((*p, *index), super::trace::VcRef::new(k, true));
         }
         // `reverse` runs destination to source; its slots are in path order.
-        for (p, slot) in vc.reverse.iter().rev().zip(&vc.reverse_slots) {
-            self.port_vc_names.insert((*p, *slot), super::trace::VcRef::new(k, false));
+        for (p, index) in vc.reverse.iter().rev().zip(&vc.reverse_vcs) {
+            self.port_vc_names.insert((*p, *index), super::trace::VcRef::new(k, false));
         }
         self.host_vc_names.insert((vc.src.host, vc.src.vc), super::trace::VcRef::new(k, true));
         self.host_vc_names.insert((vc.dst.host, vc.dst.vc), super::trace::VcRef::new(k, false));
@@ -492,8 +492,8 @@ impl NetworkBuilder {
         if hop == 0 || hop >= vc.forward.len() {
             return Err(BuildError::UpcNotAtSwitch(name.to_owned()));
         }
-        let (port, slot) = (vc.forward[hop - 1], vc.forward_slots[hop - 1]);
-        let entry = &mut self.ports[port.idx()].vcs[slot as usize];
+        let (port, index) = (vc.forward[hop - 1], vc.forward_vcs[hop - 1]);
+        let entry = &mut self.ports[port.idx()].vcs[index as usize];
         if entry.upc != NO_UPC {
             return Err(BuildError::UpcTwice(name.to_owned()));
         }
@@ -719,40 +719,40 @@ impl NetworkBuilder {
         let dst_vc = self.add_host_vc(dst, labels[n - 2]);
 
         // Forward: build from the destination back, so each hop knows the
-        // next hop's slot.
+        // next hop's VC index.
         let mut next = NextHop::Host { host: dst, vc: dst_vc };
-        let mut forward_slots = vec![0; n - 1];
+        let mut forward_vcs = vec![0; n - 1];
         for i in (0..n - 1).rev() {
-            let slot = self.ports[fwd[i].idx()].add_vc(PortVc::new(category, next));
-            forward_slots[i] = slot;
+            let vc = self.ports[fwd[i].idx()].add_vc(PortVc::new(category, next));
+            forward_vcs[i] = vc;
             if i == 0 {
-                self.hosts[src.idx()].vcs[src_vc as usize].slot = slot;
+                self.hosts[src.idx()].vcs[src_vc as usize].port_vc = vc;
             } else {
                 let NodeRef::Switch(sw) = path[i] else { unreachable!() };
                 let route = VcRoute { out_port: fwd[i], out_label: labels[i] };
                 self.switches[sw.idx()].vc_table.insert((fwd[i - 1], labels[i - 1]), route);
             }
-            next = NextHop::Port { port: fwd[i], label: labels[i], slot };
+            next = NextHop::Port { port: fwd[i], label: labels[i], vc };
         }
         // Reverse: rev[i] carries cells from path[i+1] to path[i].
         let mut next = NextHop::Host { host: src, vc: src_vc };
-        let mut reverse_slots = vec![0; n - 1];
+        let mut reverse_vcs = vec![0; n - 1];
         for i in (0..n - 1).filter(|_| duplex) {
-            let slot = self.ports[rev[i].idx()].add_vc(PortVc::new(category, next));
-            reverse_slots[i] = slot;
+            let vc = self.ports[rev[i].idx()].add_vc(PortVc::new(category, next));
+            reverse_vcs[i] = vc;
             if i == n - 2 {
-                self.hosts[dst.idx()].vcs[dst_vc as usize].slot = slot;
+                self.hosts[dst.idx()].vcs[dst_vc as usize].port_vc = vc;
             } else {
                 let NodeRef::Switch(sw) = path[i + 1] else { unreachable!() };
                 let route = VcRoute { out_port: rev[i], out_label: labels[i] };
                 self.switches[sw.idx()].vc_table.insert((rev[i + 1], labels[i + 1]), route);
             }
-            next = NextHop::Port { port: rev[i], label: labels[i], slot };
+            next = NextHop::Port { port: rev[i], label: labels[i], vc };
         }
         // At switch path[k] the VC leaves by fwd[k] one way and rev[k - 1]
         // the other: each is the other's feedback port.
         for k in (1..n - 1).filter(|_| duplex) {
-            let (f, fs, r, rs) = (fwd[k], forward_slots[k], rev[k - 1], reverse_slots[k - 1]);
+            let (f, fs, r, rs) = (fwd[k], forward_vcs[k], rev[k - 1], reverse_vcs[k - 1]);
             self.ports[f.idx()].vcs[fs as usize].feedback = Some((r, rs));
             self.ports[r.idx()].vcs[rs as usize].feedback = Some((f, fs));
         }
@@ -761,12 +761,12 @@ impl NetworkBuilder {
             src: VcEnd { host: src, vc: src_vc },
             dst: VcEnd { host: dst, vc: dst_vc },
             forward: fwd,
-            forward_slots,
+            forward_vcs,
             reverse: rev,
             duplex,
             path: path.to_vec(),
             labels,
-            reverse_slots: if duplex { reverse_slots } else { Vec::new() },
+            reverse_vcs: if duplex { reverse_vcs } else { Vec::new() },
         })
     }
 
@@ -789,7 +789,7 @@ impl NetworkBuilder {
 
     fn add_host_vc(&mut self, host: HostId, label: VcLabel) -> u32 {
         let h = &mut self.hosts[host.idx()];
-        h.vcs.push(HostVc { label, slot: 0, reassembler: Reassembler::new(), cell_sink: None, abr: None });
+        h.vcs.push(HostVc { label, port_vc: 0, reassembler: Reassembler::new(), cell_sink: None, abr: None });
         h.vcs.len() as u32 - 1
     }
 
@@ -1043,7 +1043,7 @@ impl NetworkBuilder {
         if !vc.duplex {
             return Err(BuildError::Abr("an ABR VC must be duplex: its RM cells come back on it".into()));
         }
-        let category = self.ports[vc.forward[0].idx()].vcs[vc.forward_slots[0] as usize].category;
+        let category = self.ports[vc.forward[0].idx()].vcs[vc.forward_vcs[0] as usize].category;
         if category != ServiceCategory::Abr {
             return Err(BuildError::Abr(format!("the VC's service category is {category}, not abr")));
         }
@@ -1069,7 +1069,7 @@ impl NetworkBuilder {
             let e = self.abr_ends.len() as u32;
             let host = &self.hosts[end.host.idx()];
             let hv = &host.vcs[end.vc as usize];
-            let out = (host.port.expect("checked above"), hv.label, hv.slot);
+            let out = (host.port.expect("checked above"), hv.label, hv.port_vc);
             let at = EndAt::Host { host: end.host, vc: end.vc };
             self.abr_ends.push(AbrEnd::new(format!("{name}:{direction}"), at, out, source));
             self.hosts[end.host.idx()].vcs[end.vc as usize].abr = Some(e);
@@ -1081,9 +1081,9 @@ impl NetworkBuilder {
             if !self.vs_vd.contains(&sw) {
                 continue;
             }
-            let down = (vc.forward[k], vc.labels[k], vc.forward_slots[k]);
+            let down = (vc.forward[k], vc.labels[k], vc.forward_vcs[k]);
             let up_port = self.port_toward(vc.path[k], vc.path[k - 1]).expect("the path is linked");
-            let up = (up_port, vc.labels[k - 1], vc.reverse_slots[k - 1]);
+            let up = (up_port, vc.labels[k - 1], vc.reverse_vcs[k - 1]);
             let (e_down, e_up) = (self.abr_ends.len() as u32, self.abr_ends.len() as u32 + 1);
             let switch = self.switches[sw.idx()].name.clone();
             for (out, peer, direction) in [(down, e_up, "forward"), (up, e_down, "backward")] {

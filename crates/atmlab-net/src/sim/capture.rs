@@ -69,7 +69,7 @@ struct Tap {
     /// What the errors name (the file).
     name: String,
     writer: Option<PcapWriter<Box<dyn Write + Send>>>,
-    /// An AAL5 reassembler per VC of the port (by the cell's slot).
+    /// An AAL5 reassembler per VC of the port (by the cell's VC index).
     frames: Vec<Reassembler>,
     counts: TapCounts,
     error: Option<String>,
@@ -322,7 +322,7 @@ impl Capture {
         self.tap_of(self.ports + port)
     }
 
-    /// Takes one frame cell of tap `t` on VC `slot`: the reassembler's verdict.
+    /// Takes one frame cell of tap `t` (on its VC): the reassembler's verdict.
     pub(crate) fn on_cell<P>(
         &mut self,
         t: usize,
@@ -330,11 +330,11 @@ impl Capture {
         pdus: &crate::pdu::PduTable<P>,
     ) -> Reassembly {
         let tap = &mut self.taps[t];
-        let slot = cell.slot() as usize;
-        if tap.frames.len() <= slot {
-            tap.frames.resize(slot + 1, Reassembler::new());
+        let vc = cell.vc() as usize;
+        if tap.frames.len() <= vc {
+            tap.frames.resize(vc + 1, Reassembler::new());
         }
-        let r = tap.frames[slot].on_cell(cell, pdus);
+        let r = tap.frames[vc].on_cell(cell, pdus);
         if matches!(r, Reassembly::Discarded { .. }) {
             tap.counts.left_out += 1;
         }

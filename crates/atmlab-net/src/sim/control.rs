@@ -207,11 +207,11 @@ impl Simulation {
     #[inline]
     pub(super) fn control_on_offer(&mut self, p: PortId, at: SimTime, mut cell: Cell) -> Cell {
         let port = &mut self.net.ports[p.idx()];
-        let category = port.vcs[cell.slot() as usize].category;
+        let category = port.vcs[cell.vc() as usize].category;
         let Some(Some(c)) = self.control.ports.get_mut(p.idx()) else { return cell };
         match category {
             ServiceCategory::Abr => {
-                let vc = usize::from(cell.slot());
+                let vc = usize::from(cell.vc());
                 if c.ctl.marks()
                     && cell.pti().is_user_data()
                     && c.ctl.mark(at, vc, port.category_queued_at(ServiceCategory::Abr, at))
@@ -294,7 +294,7 @@ impl Simulation {
             self.capture_input(p, at, &cell);
         }
         let port = &mut self.net.ports[p.idx()];
-        let category = port.vcs[cell.slot() as usize].category;
+        let category = port.vcs[cell.vc() as usize].category;
         let deferred = self.control.deferred[p.idx()].as_mut().expect("checked by the caller");
         let offer = if deferred.hp_only {
             if matches!(category, ServiceCategory::Cbr | ServiceCategory::Vbr) {
@@ -318,7 +318,7 @@ impl Simulation {
                 Offer::Departs { arrival, .. } => (arrival, true),
                 _ => (SimTime::ZERO, false),
             };
-            deferred.pending.push_back(Pending { at, departs, vc: cell.slot(), what, taken });
+            deferred.pending.push_back(Pending { at, departs, vc: cell.vc(), what, taken });
             offer
         };
         match offer {

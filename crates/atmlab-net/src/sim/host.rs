@@ -16,14 +16,14 @@ use crate::ids::{HostId, PortId};
 use crate::ip::Fragmentation;
 use atmlab_engine::{Duration, SimTime};
 
-/// One VC as a host sees it: the label and port slot it sends with, and the
+/// One VC as a host sees it: the label and port VC index it sends with, and the
 /// AAL5 receiver for the cells that arrive on it.
 #[derive(Clone, Debug)]
 pub struct HostVc {
     /// The label of the VC on the host's link.
     pub label: VcLabel,
     /// The VC's index at the host's adapter port.
-    pub slot: u16,
+    pub port_vc: u16,
     /// AAL5 receiver.
     pub reassembler: Reassembler,
     /// The application of cell sources whose cells arrive on this VC, if
@@ -384,7 +384,7 @@ impl Simulation {
         let host = &self.hosts.list[from.host.idx()];
         let port = host.port.expect("a host with a VC has a link");
         let vc = &host.vcs[from.vc as usize];
-        let (label, slot, abr) = (vc.label, vc.slot, vc.abr);
+        let (label, port_vc, abr) = (vc.label, vc.port_vc, vc.abr);
         // Room in the PDU table, for this frame and for every frame held at
         // an ABR end (`sim/abr.rs`, "Frames held").
         let in_flight = self.tables.pdus.in_flight() as u64 + self.abr.held_frames;
@@ -405,6 +405,6 @@ impl Simulation {
             return;
         }
         let pdu = self.tables.pdus.insert(datagram, cells, created).expect("room checked above");
-        self.offer_frame(port, label, pdu, slot, cells);
+        self.offer_frame(port, label, pdu, port_vc, cells);
     }
 }

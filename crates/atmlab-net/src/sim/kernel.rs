@@ -3,7 +3,7 @@
 //! time, schedule its events and count what it moves; it is the loop's own
 //! state, not a part of the network.
 
-use crate::ids::{ConnId, FlowId, HostId, PortId};
+use crate::ids::{AbrEndId, ConnId, FlowId, HostId, PortId, ProbeId, PullId, SourceGroupId};
 use atmlab_engine::{EventClass, EventQueue, SimTime};
 
 /// The clock, the queue and the counters of one run.
@@ -71,15 +71,15 @@ pub(super) enum Event {
     TcpTimer(ConnId, TcpTimer, u32),
     UdpSend(FlowId, u64),
     TcpStop(ConnId),
-    CellSource(u32),
-    Probe(u32),
+    CellSource(SourceGroupId),
+    Probe(ProbeId),
     HostTx(HostId),
     HostRx(HostId),
-    AbrSend(u32, u32),
-    AbrTrailing(u32, u32),
-    AbrOutOfRate(u32, u32),
+    AbrSend(AbrEndId, u32),
+    AbrTrailing(AbrEndId, u32),
+    AbrOutOfRate(AbrEndId, u32),
     ControlDeadline(PortId, u32),
-    Pull(u32),
+    Pull(PullId),
 }
 
 /// Cells created, moved and settled over the run.

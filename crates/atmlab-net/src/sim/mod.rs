@@ -72,7 +72,7 @@ pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Patter
 pub use trace::{TraceKind, TraceSpec};
 
 use crate::atm::{NextHop, Port, Switch};
-use crate::ids::{ConnId, FlowId, PortId};
+use crate::ids::{ConnId, FlowId, PortId, ProbeId, SourceGroupId};
 use crate::pdu::PduTable;
 use atmlab_engine::{BitRate, Duration, SimTime};
 use kernel::{APP, Event, Kernel, PROBE};
@@ -201,11 +201,11 @@ impl Simulation {
                 group.next[m] = sim.sources.list[i as usize].first;
             }
             if let Some(t) = group.next.iter().flatten().min() {
-                sim.k.queue.push(*t, APP, Event::CellSource(g as u32));
+                sim.k.queue.push(*t, APP, Event::CellSource(SourceGroupId(g as u32)));
             }
         }
         for i in 0..sim.probes.list.len() {
-            sim.k.queue.push(SimTime::ZERO, PROBE, Event::Probe(i as u32));
+            sim.k.queue.push(SimTime::ZERO, PROBE, Event::Probe(ProbeId(i as u32)));
             if let ProbeTarget::CellApp(a) = sim.probes.list[i].spec.target {
                 sim.sources.apps[a as usize].early = Some(std::collections::VecDeque::new());
             }
@@ -388,7 +388,7 @@ impl Simulation {
         for i in 0..self.net.ports.len() {
             while let Some(cell) = self.net.ports[i].take_arrived_before(self.k.end) {
                 self.k.counts.cell_hops += 1;
-                let NextHop::Host { host, vc } = self.net.ports[i].vcs[cell.slot() as usize].next else {
+                let NextHop::Host { host, vc } = self.net.ports[i].vcs[cell.vc() as usize].next else {
                     unreachable!("only links into hosts hold arrived cells")
                 };
                 self.host_receive(host, vc, cell);

@@ -80,7 +80,7 @@ impl Simulation {
             self.capture_cell(p, arrival, &cell);
         }
         let port = &self.net.ports[p.idx()];
-        let vc = &port.vcs[cell.slot() as usize];
+        let vc = &port.vcs[cell.vc() as usize];
         if vc.eager && arrival < self.k.end {
             let (next, upc) = (vc.next, vc.upc);
             self.k.counts.cell_hops += 1;
@@ -107,7 +107,7 @@ impl Simulation {
             loop {
                 let port = &mut self.net.ports[p.idx()];
                 let (_, cell) = port.take_arrival();
-                let NextHop::Host { host, vc } = port.vcs[cell.slot() as usize].next else {
+                let NextHop::Host { host, vc } = port.vcs[cell.vc() as usize].next else {
                     unreachable!("a link into a host carries host-bound cells")
                 };
                 if cell.needs_host_event() {
@@ -141,7 +141,7 @@ impl Simulation {
     /// which must handle it exactly alike.
     #[inline]
     pub(super) fn cell_arrives(&mut self, link: PortId, at: SimTime, cell: Cell) {
-        let vc = &self.net.ports[link.idx()].vcs[cell.slot() as usize];
+        let vc = &self.net.ports[link.idx()].vcs[cell.vc() as usize];
         let (hop, upc) = (vc.next, vc.upc);
         self.k.counts.cell_hops += 1;
         match hop {
@@ -168,7 +168,7 @@ impl Simulation {
         mut cell: Cell,
         link: PortId,
     ) {
-        let NextHop::Port { port, label, slot } = hop else { unreachable!("a switch hop leads to a port") };
+        let NextHop::Port { port, label, vc } = hop else { unreachable!("a switch hop leads to a port") };
         if upc != crate::atm::NO_UPC {
             match self.net.upcs[upc as usize].policer.police(at, cell.clp()) {
                 crate::atm::Policed::Pass => {}
@@ -183,7 +183,7 @@ impl Simulation {
                 }
             }
         }
-        let cell = cell.relabelled(label, slot);
+        let cell = cell.relabelled(label, vc);
         if !self.control.switching {
             self.offer_to_port(port, at, cell);
         } else {
@@ -204,12 +204,12 @@ impl Simulation {
     fn enter_switch_abr(&mut self, port: PortId, at: SimTime, cell: Cell, link: PortId, eager: bool) {
         if self.control.any() && cell.pti().is_rm() {
             if eager {
-                self.defer_backward_rm(port, cell.slot(), at, cell.pdu(), link);
+                self.defer_backward_rm(port, cell.vc(), at, cell.pdu(), link);
             } else {
-                self.control_on_backward_rm(port, cell.slot(), at, cell.pdu(), link);
+                self.control_on_backward_rm(port, cell.vc(), at, cell.pdu(), link);
             }
         }
-        if let Some(e) = self.net.ports[port.idx()].vcs[cell.slot() as usize].vs {
+        if let Some(e) = self.net.ports[port.idx()].vcs[cell.vc() as usize].vs {
             // A VS/VD switch: the loop of this segment ends here.
             self.vs_receive(e, cell);
             return;
@@ -241,7 +241,7 @@ impl Simulation {
         self.control.has(p)
     }
 
-    /// Offers the `cells` cells of frame `pdu` on the VC `(label, slot)` of
+    /// Offers the `cells` cells of frame `pdu` on the VC `(label, vc)` of
     /// port `p`, all arriving now (a host's adapter taking a frame).
     ///
     /// The choice between the two paths of [`offer_at`](Self::offer_at) is
@@ -250,17 +250,17 @@ impl Simulation {
     /// across narrower stores, a store-forwarding stall per cell
     /// (`docs/benchmark.md`).
     #[inline]
-    pub(super) fn offer_frame(&mut self, p: PortId, label: VcLabel, pdu: PduId, slot: u16, cells: u32) {
+    pub(super) fn offer_frame(&mut self, p: PortId, label: VcLabel, pdu: PduId, vc: u16, cells: u32) {
         let now = self.k.now;
         if self.is_controlled(p) {
             for i in 1..=cells {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-                self.offer_at_controlled(p, now, Cell::new(label, pdu, pti, false, slot));
+                self.offer_at_controlled(p, now, Cell::new(label, pdu, pti, false, vc));
             }
         } else {
             for i in 1..=cells {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-                self.offer_to_port(p, now, Cell::new(label, pdu, pti, false, slot));
+                self.offer_to_port(p, now, Cell::new(label, pdu, pti, false, vc));
             }
         }
     }
@@ -319,7 +319,7 @@ impl Simulation {
             _ => None,
         };
         if let Some(t) = self.k.trace.as_deref_mut() {
-            t.drop(now, p.0, cell.slot(), reason, queue, pdu);
+            t.drop(now, p.0, cell.vc(), reason, queue, pdu);
         }
     }
 

@@ -15,7 +15,7 @@
 use super::Simulation;
 use super::kernel::{Event, PROBE};
 use crate::atm::ServiceCategory;
-use crate::ids::{ConnId, FlowId, PortId};
+use crate::ids::{ConnId, FlowId, PortId, ProbeId};
 use atmlab_engine::{CELL_BITS, Duration, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -299,7 +299,8 @@ pub(super) struct Probes {
 
 impl Simulation {
     /// Probe `i` takes its sample now and schedules the next.
-    pub(super) fn on_probe(&mut self, i: u32) {
+    pub(super) fn on_probe(&mut self, i: ProbeId) {
+        let i = i.0;
         let now = self.k.now;
         // Probes come after everything at an instant: arrivals and slots too.
         let port = match self.probes.list[i as usize].spec.target {
@@ -375,7 +376,7 @@ impl Simulation {
         probe.next += 1;
         let t = probe.next_at();
         if t != SimTime::MAX {
-            self.k.queue.push(t, PROBE, Event::Probe(i));
+            self.k.queue.push(t, PROBE, Event::Probe(ProbeId(i)));
         }
     }
 }

@@ -36,7 +36,7 @@ use std::collections::BinaryHeap;
 use super::Simulation;
 use super::kernel::{Event, SLOT};
 use crate::atm::NextHop;
-use crate::ids::PortId;
+use crate::ids::{PortId, PullId};
 use atmlab_engine::{Duration, SimTime};
 
 /// A port that pulls its arrivals, and the head cells of its links.
@@ -133,12 +133,13 @@ impl Simulation {
         let wake = SimTime::from_ps(first).saturating_add(lag);
         if pull.wake.is_none_or(|w| wake < w) {
             pull.wake = Some(wake);
-            self.k.queue.push(wake, SLOT, Event::Pull(k));
+            self.k.queue.push(wake, SLOT, Event::Pull(PullId(k)));
         }
     }
 
     /// Pull `k`'s wake-up: every arrival up to now is taken.
-    pub(super) fn on_pull(&mut self, k: u32) {
+    pub(super) fn on_pull(&mut self, k: PullId) {
+        let k = k.0;
         let now = self.k.now;
         if self.net.pulls[k as usize].wake == Some(now) {
             self.net.pulls[k as usize].wake = None;

@@ -16,7 +16,7 @@ use super::Simulation;
 use super::apps::VcEnd;
 use super::kernel::{APP, Event};
 use crate::atm::{Cell, Pti};
-use crate::ids::PortId;
+use crate::ids::{PortId, SourceGroupId};
 use crate::pdu::PduId;
 use atmlab_engine::{BitRate, CELL_BITS, Duration, SimRng, SimTime, SlotClock};
 
@@ -365,12 +365,13 @@ impl Simulation {
     /// it the group's next `batch - 1` cells at their own (later) times
     /// when the group owns its host's adapter (which then sees only these
     /// cells, in order, so taking them early changes nothing).
-    pub(super) fn on_cell_source(&mut self, g: u32) {
+    pub(super) fn on_cell_source(&mut self, g: SourceGroupId) {
+        let g = g.0;
         let batch = self.sources.groups[g as usize].batch;
         let mut sent = 0;
         while let Some((m, due)) = self.sources.groups[g as usize].earliest() {
             if sent == batch || (sent > 0 && due >= self.k.end) {
-                self.k.queue.push(due, APP, Event::CellSource(g));
+                self.k.queue.push(due, APP, Event::CellSource(SourceGroupId(g)));
                 return;
             }
             sent += 1;
@@ -393,7 +394,7 @@ impl Simulation {
             let port = host.port.expect("a host with a VC has a link");
             let vc = &host.vcs[from.vc as usize];
             let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
-            let cell = Cell::new(vc.label, PduId::NONE, pti, false, vc.slot);
+            let cell = Cell::new(vc.label, PduId::NONE, pti, false, vc.port_vc);
             self.k.counts.cells_created += 1;
             self.k.counts.raw_created += 1;
             self.offer_at(port, due, cell);
