@@ -896,11 +896,13 @@ impl<'a> Ctx<'a> {
             let f = std::fs::File::create(&path).map_err(|e| {
                 err(format!("simulation.capture_input[{i}]"), format!("cannot create {}: {e}", path.display()))
             })?;
-            self.b.capture_input(
-                port,
-                path.display().to_string(),
-                Box::new(std::io::BufWriter::with_capacity(1 << 16, f)),
-            );
+            self.b
+                .capture_input(
+                    port,
+                    path.display().to_string(),
+                    Box::new(std::io::BufWriter::with_capacity(1 << 16, f)),
+                )
+                .map_err(|e| err(format!("simulation.capture_input[{i}]"), e.to_string()))?;
         }
         let links: Vec<[&str; 2]> = match &self.sc.simulation.capture {
             Some(_) => chosen.into_iter().collect(),

@@ -415,13 +415,26 @@ impl NetworkBuilder {
         self.capture.get_or_insert_with(|| super::capture::Capture::new(n)).add(port.idx(), false, name, out);
     }
 
-    /// Captures the AAL5 frames offered to `port` (at the switch, before
-    /// the port's buffer may drop any of their cells) into a pcap file
-    /// written to `out`, as [`capture`](Self::capture) does for a link.
-    /// Capturing changes no result.
-    pub fn capture_input(&mut self, port: PortId, name: String, out: Box<dyn std::io::Write + Send>) {
+    /// Captures the AAL5 frames offered to `port`, a switch's output port
+    /// (at the switch, before the port's buffer may drop any of their
+    /// cells), into a pcap file written to `out`, as
+    /// [`capture`](Self::capture) does for a link. Capturing changes no
+    /// result. A host's port is refused.
+    pub fn capture_input(
+        &mut self,
+        port: PortId,
+        name: String,
+        out: Box<dyn std::io::Write + Send>,
+    ) -> Result<(), BuildError> {
+        if !matches!(self.port_owner[port.idx()], NodeRef::Switch(_)) {
+            return Err(BuildError::Abr(format!(
+                "port {} is a host's: only a switch's output port has an input to capture",
+                self.ports[port.idx()].name
+            )));
+        }
         let n = self.ports.len();
         self.capture.get_or_insert_with(|| super::capture::Capture::new(n)).add(port.idx(), true, name, out);
+        Ok(())
     }
 
     /// The memory guard: the run stops with [`SimulationError::Limit`]

@@ -316,6 +316,11 @@ impl Capture {
         }
     }
 
+    /// Whether any port's input is tapped.
+    pub(crate) fn has_input_taps(&self) -> bool {
+        self.by_port[self.ports..].iter().any(|&t| t != u32::MAX)
+    }
+
     /// The tap of `port`'s input, if it is captured.
     #[inline]
     pub(crate) fn input_tap_of(&self, port: usize) -> Option<usize> {

@@ -290,9 +290,6 @@ impl Simulation {
     /// Offers a cell taken ahead of time to port `p`, which it reaches at
     /// `at`: queued or dropped now, counted by the port's controller later.
     pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
-        if self.net.capture.is_some() {
-            self.capture_input(p, at, &cell);
-        }
         let port = &mut self.net.ports[p.idx()];
         let category = port.vcs[cell.vc() as usize].category;
         let deferred = self.control.deferred[p.idx()].as_mut().expect("checked by the caller");

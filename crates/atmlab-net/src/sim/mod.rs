@@ -153,7 +153,10 @@ impl Simulation {
         let elide = b.event_elision;
         let vs_vd = !b.vs_vd.is_empty();
         let abr_controls = std::mem::take(&mut b.abr_controls);
-        let abr_switching = !abr_controls.is_empty() || !b.vs_vd.is_empty();
+        // Cells entering switches take the slower path only if something
+        // there needs them: a controller, a VS/VD switch, an input tap.
+        let abr_switching =
+            !abr_controls.is_empty() || !b.vs_vd.is_empty() || b.capture.as_ref().is_some_and(|c| c.has_input_taps());
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
         let trace = b.trace.take().map(|(spec, out)| Box::new(trace::Trace::new(&spec, b.trace_names(), out)));
         let mut sim = Simulation {

@@ -192,8 +192,9 @@ impl Simulation {
     }
 
     /// The rest of [`enter_switch`](Self::enter_switch) in a run with ABR
-    /// controllers or VS/VD switches (`cell` relabelled for `port`): a
-    /// backward RM cell gets its ER, a VS/VD switch takes the cell.
+    /// controllers, VS/VD switches or a capture of a port's input (`cell`
+    /// relabelled for `port`): a backward RM cell gets its ER, the input
+    /// tap writes the cell, a VS/VD switch takes the cell.
     ///
     /// A cell taken ahead of time (`eager`) is queued at once, but what the
     /// switch's controllers do with it happens in true time: a backward RM
@@ -208,6 +209,11 @@ impl Simulation {
             } else {
                 self.control_on_backward_rm(port, cell.vc(), at, cell.pdu(), link);
             }
+        }
+        if self.net.capture.is_some() {
+            // A capture of the port's input (`capture.rs`): the cell as the
+            // switch offers it, before the port may drop it.
+            self.capture_input(port, at, &cell);
         }
         if let Some(e) = self.net.ports[port.idx()].vcs[cell.vc() as usize].vs {
             // A VS/VD switch: the loop of this segment ends here.
@@ -290,9 +296,6 @@ impl Simulation {
     #[inline(always)]
     fn offer_to_port_now(&mut self, p: PortId, at: SimTime, cell: Cell) {
         debug_assert!(self.net.ports[p.idx()].slot_due(at, false).is_none(), "the slots before the offer have run");
-        if self.net.capture.is_some() {
-            self.capture_input(p, at, &cell);
-        }
         match self.net.ports[p.idx()].offer(at, cell) {
             Offer::Queued { wake: Some(t) } => self.k.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}
