@@ -9,7 +9,6 @@
 //! cell ahead of time ([`super::Timing::PerCell`]).
 
 use super::{Reading, ReadingInfo, SwitchControl};
-use crate::abr::RmCell;
 use atmlab_engine::SimTime;
 
 /// EFCI's parameters.
@@ -44,14 +43,6 @@ impl Efci {
 
 impl SwitchControl for Efci {
     #[inline]
-    fn abr_cell(&mut self, _at: SimTime, _vc: usize, _frm_ccr: Option<f64>, _queue: impl FnOnce() -> u32) -> bool {
-        false
-    }
-
-    #[inline]
-    fn high_priority_cells(&mut self, _at: SimTime, _n: u32) {}
-
-    #[inline]
     fn mark(&mut self, _at: SimTime, _vc: usize, abr_queue: u32) -> bool {
         let mark = abr_queue >= self.params.threshold;
         self.marked += u64::from(mark);
@@ -61,14 +52,6 @@ impl SwitchControl for Efci {
     #[inline]
     fn marks(&self) -> bool {
         true
-    }
-
-    #[inline]
-    fn backward_rm(&mut self, _at: SimTime, _vc: usize, _rm: &mut RmCell) {}
-
-    #[inline]
-    fn writes_backward_rm(&self) -> bool {
-        false
     }
 
     fn readings(&self) -> Vec<Reading> {

@@ -56,14 +56,6 @@ impl FixedRate {
 
 impl SwitchControl for FixedRate {
     #[inline]
-    fn abr_cell(&mut self, _at: SimTime, _vc: usize, _frm_ccr: Option<f64>, _queue: impl FnOnce() -> u32) -> bool {
-        false
-    }
-
-    #[inline]
-    fn high_priority_cells(&mut self, _at: SimTime, _n: u32) {}
-
-    #[inline]
     fn backward_rm(&mut self, _at: SimTime, _vc: usize, rm: &mut RmCell) {
         if rm.er > self.params.er {
             self.lowered += 1;

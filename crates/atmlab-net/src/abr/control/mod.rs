@@ -85,11 +85,14 @@ pub trait SwitchControl {
     /// RM cell's CCR, cells/s). `queue()` is the port's ABR queue before
     /// the cell. Returns `true` if its deadline moved (the caller reads
     /// [`deadline`](Self::deadline) again).
-    fn abr_cell(&mut self, at: SimTime, vc: usize, frm_ccr: Option<f64>, queue: impl FnOnce() -> u32) -> bool;
+    /// (Default: counts nothing.)
+    fn abr_cell(&mut self, _at: SimTime, _vc: usize, _frm_ccr: Option<f64>, _queue: impl FnOnce() -> u32) -> bool {
+        false
+    }
 
     /// `n` CBR or VBR cells offered, the last at `at`, with no ABR cell
-    /// between them.
-    fn high_priority_cells(&mut self, at: SimTime, n: u32);
+    /// between them. (Default: counts nothing.)
+    fn high_priority_cells(&mut self, _at: SimTime, _n: u32) {}
 
     /// A data cell of an ABR VC offered at `at` with `abr_queue` ABR cells
     /// queued before it: whether to set its EFCI bit.
@@ -104,11 +107,13 @@ pub trait SwitchControl {
 
     /// A backward RM cell of VC index `vc` leaves the switch at `at` the
     /// other way: the controller may lower its ER (never raise it) and set
-    /// CI or NI.
-    fn backward_rm(&mut self, at: SimTime, vc: usize, rm: &mut RmCell);
+    /// CI or NI. (Default: leaves it as it is.)
+    fn backward_rm(&mut self, _at: SimTime, _vc: usize, _rm: &mut RmCell) {}
 
     /// Whether it acts on backward RM cells at all.
-    fn writes_backward_rm(&self) -> bool;
+    fn writes_backward_rm(&self) -> bool {
+        false
+    }
 
     /// When it wants [`deadline_reached`](Self::deadline_reached), if ever.
     fn deadline(&self) -> Option<SimTime> {
