@@ -18,7 +18,6 @@ file is in time order; its results are those of the same run untraced.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +44,8 @@ def csv_path_for(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
     if p.suffix.lower() != ".parquet":
         return p, None
     require_extra("parquet", "a .parquet trace", "pyarrow")
+    import tempfile  # here: it imports random and shutil, which an untraced run does not need (start-up)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".csv", dir=p.parent if str(p.parent) else ".")
     os.close(fd)
     return Path(tmp), p
