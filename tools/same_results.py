@@ -86,7 +86,7 @@ def _runs(quick: bool) -> dict[str, Any]:
 
 def _reproductions() -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "atmlab.cli", "reproduce", "all", "--quick", "--out", tmp, "-j", "1"],
+        subprocess.run([sys.executable, "-m", "atmlab.cli", "reproduce", "all", "--quick", "--out", tmp, "-j", "2"],
                        check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         return {str(p.relative_to(tmp)): p.read_text() for p in sorted(Path(tmp).rglob("*.csv"))}
 
