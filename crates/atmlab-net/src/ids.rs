@@ -49,6 +49,6 @@ id!(
     ProbeId
 );
 id!(
-    /// A port that pulls its arrivals (`sim/pull.rs`).
+    /// A port that pulls its arrivals (`sim/network/pull.rs`).
     PullId
 );

@@ -84,6 +84,7 @@
 use std::collections::VecDeque;
 
 use super::Simulation;
+use super::apps::VcEnd;
 use super::kernel::{APP, Event};
 use super::timer::{Firing, LazyTimer};
 use crate::abr::destination::AbrDestination;
@@ -294,13 +295,66 @@ impl AbrEnd {
 
 /// The ABR end systems of a run, at hosts and at VS/VD switches.
 pub(super) struct AbrEnds {
-    pub(super) ends: Vec<AbrEnd>,
+    ends: Vec<AbrEnd>,
     /// Frames waiting at the ends with no PDU entry yet ("Frames held" in
     /// the module docs): the PDU table keeps room for them.
-    pub(super) held_frames: u64,
+    held_frames: u64,
 }
 
 impl AbrEnds {
+    pub(super) fn new(ends: Vec<AbrEnd>) -> AbrEnds {
+        AbrEnds { ends, held_frames: 0 }
+    }
+
+    /// Quantity `q` of the source of end `e`, for a probe (bit/s).
+    pub(super) fn sample(&self, e: u32, q: super::probes::AbrQuantity) -> super::probes::Sample {
+        let source = &self.ends[e as usize].source;
+        let cells_per_s = match q {
+            super::probes::AbrQuantity::Acr => source.acr(),
+            super::probes::AbrQuantity::Er => source.last_er().unwrap_or(0.0),
+        };
+        super::probes::Sample::Level(cells_per_s * CELL_BITS as f64)
+    }
+
+    /// End `e`'s name.
+    pub(super) fn name(&self, e: u32) -> &str {
+        &self.ends[e as usize].name
+    }
+
+    /// Nrm of end `e`'s source: one in-rate cell in Nrm is a forward RM cell.
+    pub(super) fn nrm(&self, e: u32) -> u32 {
+        self.ends[e as usize].source.params().nrm
+    }
+
+    /// Frames held at the ends, with no PDU entry yet.
+    pub(super) fn frames_held(&self) -> u64 {
+        self.held_frames
+    }
+
+    /// The datagrams of the frames held at the ends.
+    pub(super) fn datagrams_held(&self) -> impl Iterator<Item = &super::datagram::Datagram> {
+        self.ends.iter().flat_map(|e| e.held.iter()).map(|h| &h.datagram)
+    }
+
+    /// The cells of the frames held at the ends.
+    pub(super) fn cells_held(&self) -> u64 {
+        self.ends.iter().flat_map(|e| e.held.iter()).map(|h| u64::from(h.cells)).sum()
+    }
+
+    /// Datagrams held at the sources, and the entries allocated for them.
+    pub(super) fn datagrams(&self) -> (u64, u64) {
+        let waiting = self.ends.iter().map(|e| e.waiting.len() as u64).sum();
+        (waiting, self.ends.iter().map(|e| (e.waiting.capacity() + e.held.capacity()) as u64).sum())
+    }
+
+    /// What each source holds, for the memory guard.
+    pub(super) fn tally(&self, tally: &mut super::guard::Tally) {
+        for e in &self.ends {
+            let waiting = e.waiting_cells + e.held.len() as u64 * super::guard::DATAGRAM_CELLS;
+            tally.add(waiting, || format!("the ABR source {} (cells waiting for their rate)", e.name));
+        }
+    }
+
     /// Cells of frames waiting at the sources for their in-rate slots.
     pub(super) fn waiting_cells(&self) -> u64 {
         self.ends.iter().map(|e| e.waiting_cells).sum()
@@ -416,23 +470,17 @@ impl Simulation {
         let Some(inputs) = &end.inputs else { return now };
         let mut t = self.k.until;
         for p in &inputs.links {
-            t = t.min(self.net.ports[p.idx()].quiet_until_rm(now));
+            t = t.min(self.net.port(*p).quiet_until_rm(now));
         }
-        for c in &inputs.conns {
-            let c = &self.transport.conns[c.idx()];
-            let timers = [c.rto_timer.pending(), c.delack_timer.pending(), c.write_timer.pending()];
-            let app = [Some(c.start), c.stop].map(|a| a.filter(|&a| a >= now));
-            for at in timers.into_iter().chain(app).flatten() {
+        for &c in &inputs.conns {
+            if let Some(at) = self.transport.next_own_event(c, now) {
                 t = t.min(at);
             }
         }
         for at in [end.trailing.pending(), end.out_of_rate.pending()].into_iter().flatten() {
             t = t.min(at);
         }
-        for probe in &self.probes.list {
-            t = t.min(probe.next_at());
-        }
-        t
+        t.min(self.probes.next_due())
     }
 
     /// End `e`'s trailing FRM may be due: sent in an in-rate slot if the
@@ -584,10 +632,8 @@ impl Simulation {
         let acr = Some(end.source.acr() * CELL_BITS as f64);
         let Some(t) = self.k.trace.as_deref_mut() else { return };
         let (at, vc) = match end.at {
-            EndAt::Host { host, vc } => (self.hosts.list[host.idx()].name.as_str(), t.host_vc(host.0, vc)),
-            EndAt::Switch { switch, .. } => {
-                (self.net.switches[switch.idx()].name.as_str(), t.port_vc(end.port.0, end.vc))
-            }
+            EndAt::Host { host, vc } => (self.hosts.name(host), t.host_vc(host.0, vc)),
+            EndAt::Switch { switch, .. } => (self.net.switch_name(switch), t.port_vc(end.port.0, end.vc)),
         };
         t.rm(self.k.now, event, at, vc, rm, out_of_rate, acr);
     }
@@ -646,7 +692,7 @@ impl Simulation {
     pub(super) fn rm_at_host(&mut self, h: HostId, vc: u32, id: PduId) {
         let rm = self.tables.rms.get(id).expect("an arriving RM cell's fields are live").payload;
         self.tables.rms.settle_cell(id);
-        let Some(e) = self.hosts.list[h.idx()].vcs[vc as usize].abr else {
+        let Some(e) = self.hosts.abr_end(VcEnd { host: h, vc }) else {
             return; // not an ABR VC at this host: nothing acts on it
         };
         let end = &mut self.abr.ends[e as usize];
@@ -669,7 +715,7 @@ impl Simulation {
     /// VC `vc` (before AAL5 sees them): the ABR destination notes their EFCI
     /// bit (rule 1).
     pub(super) fn data_cells_at_host(&mut self, h: HostId, vc: u32, cell: Cell, n: u32) {
-        if let Some(e) = self.hosts.list[h.idx()].vcs[vc as usize].abr {
+        if let Some(e) = self.hosts.abr_end(VcEnd { host: h, vc }) {
             self.abr.ends[e as usize].destination.on_data_cells(cell.pti().efci(), n);
         }
     }
@@ -733,29 +779,26 @@ impl Simulation {
     /// takes its cells at their arrival events (not ahead of time), and no
     /// UDP flow of which starts at the host.
     pub(super) fn start_abr_ahead(&mut self, elide: bool) {
-        if !elide || self.net.capture.is_some() {
+        if !elide || self.net.capture().is_some() {
             return;
         }
         for e in 0..self.abr.ends.len() {
             let EndAt::Host { host, .. } = self.abr.ends[e].at else { continue };
-            let model = &self.hosts.list[host.idx()].model;
-            let adapter = &self.net.ports[self.abr.ends[e].port.idx()];
+            let model = &self.hosts.get(host).model;
+            let adapter = &self.net.ports()[self.abr.ends[e].port.idx()];
             let alone =
                 adapter.mode() == crate::atm::PortMode::Pipelined && adapter.vcs.len() == 1 && !adapter.vcs[0].eager;
-            let udp = self.transport.flows.iter().any(|f| f.src.host == host);
+            let udp = self.transport.sends_udp_from(host);
             if model.serial_send() || model.queued_receive() || !alone || udp {
                 continue;
             }
-            let links = (0..self.net.ports.len())
+            let links = (0..self.net.ports().len())
                 .filter(|&p| {
-                    self.net.ports[p].vcs.iter().any(|v| matches!(v.next, NextHop::Host { host: h, .. } if h == host))
+                    self.net.ports()[p].vcs.iter().any(|v| matches!(v.next, NextHop::Host { host: h, .. } if h == host))
                 })
                 .map(|p| PortId(p as u32))
                 .collect();
-            let conns = (0..self.transport.conns.len())
-                .filter(|&c| self.transport.conns[c].src.host == host || self.transport.conns[c].dst.host == host)
-                .map(|c| ConnId(c as u32))
-                .collect();
+            let conns = self.transport.conns_at(host);
             self.abr.ends[e].inputs = Some(Box::new(Inputs { links, conns }));
         }
     }
@@ -771,8 +814,8 @@ impl Simulation {
                 super::AbrResult {
                     name: e.name.clone(),
                     host: match e.at {
-                        EndAt::Host { host, .. } => self.hosts.list[host.idx()].name.clone(),
-                        EndAt::Switch { switch, .. } => self.net.switches[switch.idx()].name.clone(),
+                        EndAt::Host { host, .. } => self.hosts.name(host).to_owned(),
+                        EndAt::Switch { switch, .. } => self.net.switch_name(switch).to_owned(),
                     },
                     acr_bps: bps(e.source.acr()),
                     mean_acr_bps: bps(e.mean_acr(self.k.end)),

@@ -466,7 +466,7 @@ fn test_abr_sources_sending_ahead_give_the_reference_run() {
     let mut sim = tcp_over_abr(true);
     let pulling: Vec<_> = sim.pulling_ports().iter().map(|p| sim.ports()[p.idx()].name.clone()).collect();
     // The bottleneck (slotted, two categories) and the way back (pipelined)
-    // pull the cells of their host links (`sim/pull.rs`).
+    // pull the cells of their host links (`sim/network/pull.rs`).
     assert_eq!(pulling, ["sw0->sw1", "sw1->sw0"]);
     let step = Duration::from_us(7_300);
     let mut t = SimTime::ZERO;

@@ -383,10 +383,10 @@ impl Simulation {
     /// A cell of port `p` crossed its link (it reaches the far end at
     /// `arrival`): the port's tap, if it has one, writes the frame it ends.
     /// Apart and not inlined: runs without a capture pay one test of
-    /// `self.net.capture` per cell put on a link.
+    /// `Network::capture` per cell put on a link.
     #[inline(never)]
     pub(super) fn capture_cell(&mut self, p: PortId, arrival: SimTime, cell: &Cell) {
-        let Some(t) = self.net.capture.as_deref().and_then(|c| c.tap_of(p.idx())) else { return };
+        let Some(t) = self.net.capture().and_then(|c| c.tap_of(p.idx())) else { return };
         self.capture_frame(t, arrival, cell);
     }
 
@@ -395,7 +395,7 @@ impl Simulation {
     /// it). Apart and not inlined, as [`capture_cell`](Self::capture_cell).
     #[inline(never)]
     pub(super) fn capture_input(&mut self, p: PortId, at: SimTime, cell: &Cell) {
-        let Some(t) = self.net.capture.as_deref().and_then(|c| c.input_tap_of(p.idx())) else { return };
+        let Some(t) = self.net.capture().and_then(|c| c.input_tap_of(p.idx())) else { return };
         self.capture_frame(t, at, cell);
     }
 
@@ -404,25 +404,25 @@ impl Simulation {
         if arrival >= self.k.end || !matches!(cell.carries(), Carries::Frame(_)) {
             return;
         }
-        let Some(cap) = self.net.capture.as_deref_mut() else { return };
+        let Some(cap) = self.net.capture_mut() else { return };
         let Reassembly::Complete(id) = cap.on_cell(t, cell, &self.tables.pdus) else { return };
         let Some(pdu) = self.tables.pdus.get(id) else { return };
         let d = &pdu.payload;
         let (src, dst, sport, dport) = match d.dest {
             Endpoint::TcpReceiver(n) => {
-                let c = &self.transport.conns[n as usize];
-                (c.src.host, c.dst.host, port_of(n), SINK_PORT)
+                let (src, dst) = self.transport.conn_ends(n);
+                (src.host, dst.host, port_of(n), SINK_PORT)
             }
             Endpoint::TcpSender(n) => {
-                let c = &self.transport.conns[n as usize];
-                (c.dst.host, c.src.host, SINK_PORT, port_of(n))
+                let (src, dst) = self.transport.conn_ends(n);
+                (dst.host, src.host, SINK_PORT, port_of(n))
             }
             Endpoint::UdpSink(n) => {
-                let f = &self.transport.flows[n as usize];
-                (f.src.host, f.dst.host, port_of(n), SINK_PORT)
+                let (src, dst) = self.transport.flow_ends(n);
+                (src.host, dst.host, port_of(n), SINK_PORT)
             }
         };
-        let sender = &self.hosts.list[src.idx()];
+        let sender = self.hosts.get(src);
         let meta = FrameMeta {
             src: host_address(src.0),
             dst: host_address(dst.0),
@@ -448,7 +448,7 @@ impl Simulation {
     /// caller that wants the counts calls it once it has advanced to the
     /// end (frames that cross a link later are no longer written).
     pub fn finish_capture(&mut self) -> Result<Vec<(String, TapCounts)>, SimulationError> {
-        match self.net.capture.as_deref_mut() {
+        match self.net.capture_mut() {
             Some(cap) => cap.finish().map_err(SimulationError::Capture),
             None => Ok(Vec::new()),
         }

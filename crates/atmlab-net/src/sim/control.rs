@@ -11,7 +11,7 @@
 //! probes read a controller's readings by name.
 //!
 //! **Cells taken ahead of time.** A pipelined port fed by one link takes
-//! each cell when it is put on that link (an eager hop, `sim/network.rs`),
+//! each cell when it is put on that link (an eager hop, `sim/network/mod.rs`),
 //! up to a link delay before it arrives; at a switch with controllers that
 //! is allowed too, as each controller's [`Timing`] permits, because
 //! everything a controller does with such a cell still happens in true
@@ -56,7 +56,7 @@ use atmlab_engine::{CELL_BITS, Duration, SimTime};
 pub(super) struct Controls {
     /// A port has a controller or a switch is a VS/VD: cells entering
     /// switches take the ABR path (`Simulation::enter_switch_abr`).
-    pub(super) switching: bool,
+    switching: bool,
     /// Per port: its controller, if it has one (empty when no port has).
     ports: Vec<Option<PortControl>>,
     /// Per port: the cells taken ahead of time that its counting
@@ -79,6 +79,13 @@ impl Controls {
     /// ABR path.
     pub(super) fn new(switching: bool) -> Controls {
         Controls { switching, ..Controls::default() }
+    }
+
+    /// Whether cells entering switches take the slower path (a controller,
+    /// a VS/VD switch or an input tap is there).
+    #[inline]
+    pub(super) fn switching(&self) -> bool {
+        self.switching
     }
 
     /// Whether any port has a controller.
@@ -105,6 +112,16 @@ impl Controls {
     }
 
     /// Every port with a controller, and its controller.
+    /// The reading `name` of port `p`'s controller, for a probe (the
+    /// scenario layer probes only readings the port's controller has).
+    pub(super) fn sample(&self, p: PortId, name: &str) -> super::probes::Sample {
+        super::probes::Sample::Level(match self.controller(p).and_then(|c| c.reading(name)) {
+            Some(Some(v)) => v,
+            Some(None) => f64::MAX, // JSON has no infinity (a load factor with no capacity)
+            None => 0.0,
+        })
+    }
+
     pub(super) fn iter(&self) -> impl Iterator<Item = (PortId, &Controller)> {
         self.ports.iter().enumerate().filter_map(|(i, c)| Some((PortId(i as u32), &c.as_ref()?.ctl)))
     }
@@ -206,7 +223,7 @@ impl Simulation {
     /// it, and may mark it.
     #[inline]
     pub(super) fn control_on_offer(&mut self, p: PortId, at: SimTime, mut cell: Cell) -> Cell {
-        let port = &mut self.net.ports[p.idx()];
+        let port = self.net.port_mut(p);
         let category = port.vcs[cell.vc() as usize].category;
         let Some(Some(c)) = self.control.ports.get_mut(p.idx()) else { return cell };
         match category {
@@ -239,7 +256,7 @@ impl Simulation {
     /// VC's opposite port at that switch may lower its ER.
     #[inline]
     pub(super) fn control_on_backward_rm(&mut self, p: PortId, vc: u16, at: SimTime, id: PduId, link: PortId) {
-        let Some((f, fvc)) = self.net.ports[p.idx()].vcs[vc as usize].feedback else { return };
+        let Some((f, fvc)) = self.net.port(p).vcs[vc as usize].feedback else { return };
         self.write_er(f, fvc, at, id, link);
     }
 
@@ -259,7 +276,7 @@ impl Simulation {
     /// cell taken ahead of time: the ER is written by an `RmDue` event at
     /// its arrival.
     pub(super) fn defer_backward_rm(&mut self, p: PortId, vc: u16, at: SimTime, id: PduId, link: PortId) {
-        let Some((f, fvc)) = self.net.ports[p.idx()].vcs[vc as usize].feedback else { return };
+        let Some((f, fvc)) = self.net.port(p).vcs[vc as usize].feedback else { return };
         let writes = self.control.controller(f).is_some_and(|c| c.writes_backward_rm());
         if !writes || self.tables.rms.get(id).is_none_or(|rm| rm.payload.dir != Direction::Backward) {
             return;
@@ -290,7 +307,7 @@ impl Simulation {
     /// Offers a cell taken ahead of time to port `p`, which it reaches at
     /// `at`: queued or dropped now, counted by the port's controller later.
     pub(super) fn offer_deferred(&mut self, p: PortId, at: SimTime, cell: Cell) {
-        let port = &mut self.net.ports[p.idx()];
+        let port = self.net.port_mut(p);
         let category = port.vcs[cell.vc() as usize].category;
         let deferred = self.control.deferred[p.idx()].as_mut().expect("checked by the caller");
         let offer = if deferred.hp_only {
@@ -391,8 +408,8 @@ impl Simulation {
             return;
         }
         let mut any = false;
-        let mut deferred = vec![None; self.net.ports.len()];
-        for (u, port) in self.net.ports.iter().enumerate() {
+        let mut deferred = vec![None; self.net.ports().len()];
+        for (u, port) in self.net.ports().iter().enumerate() {
             for vc in port.vcs.iter().filter(|vc| vc.eager) {
                 any = true;
                 let NextHop::Port { port: q, .. } = vc.next else { continue };
@@ -402,8 +419,8 @@ impl Simulation {
                         pending: VecDeque::new(),
                         ccrs: VecDeque::new(),
                         present: VecDeque::new(),
-                        transit: self.net.ports[q.idx()].transit(),
-                        hp_only: !self.net.ports[q.idx()].carries_category(ServiceCategory::Abr),
+                        transit: self.net.port(q).transit(),
+                        hp_only: !self.net.port(q).carries_category(ServiceCategory::Abr),
                         hp: VecDeque::new(),
                     });
                 }
@@ -411,7 +428,7 @@ impl Simulation {
         }
         if any {
             self.control.deferred = deferred;
-            self.control.rm_due = vec![VecDeque::new(); self.net.ports.len()];
+            self.control.rm_due = vec![VecDeque::new(); self.net.ports().len()];
         }
     }
 
@@ -420,9 +437,9 @@ impl Simulation {
         let now = self.k.now;
         self.settle(now, None, Reader::ControlDeadline(p));
         let queue = match self.control.deferred.get_mut(p.idx()) {
-            Some(Some(d)) if self.net.ports[p.idx()].carries_category(ServiceCategory::Abr) => d.queue_at(now),
+            Some(Some(d)) if self.net.port(p).carries_category(ServiceCategory::Abr) => d.queue_at(now),
             Some(Some(_)) => 0,
-            _ => self.net.ports[p.idx()].category_queued_at(ServiceCategory::Abr, now),
+            _ => self.net.port_mut(p).category_queued_at(ServiceCategory::Abr, now),
         };
         let Some(Some(c)) = self.control.ports.get_mut(p.idx()) else { return };
         match c.deadline.fire(now, generation) {
@@ -446,9 +463,9 @@ impl Simulation {
         if configs.is_empty() {
             return; // no controllers: the cell path skips switch control at no cost
         }
-        self.control.ports = vec![None; self.net.ports.len()];
+        self.control.ports = vec![None; self.net.ports().len()];
         for (p, config) in configs {
-            let port = &self.net.ports[p.idx()];
+            let port = &self.net.port(p);
             let info = PortInfo { cell_rate: port.rate.bps() as f64 / CELL_BITS as f64, vcs: port.vcs.len() };
             let ctl = config.build(info, SimTime::ZERO); // checked by NetworkBuilder::set_abr_control
             let mut deadline = LazyTimer::default();
@@ -465,7 +482,7 @@ impl Simulation {
         self.control
             .iter()
             .map(|(p, ctl)| super::AbrPortResult {
-                port: self.net.ports[p.idx()].name.clone(),
+                port: self.net.port(p).name.clone(),
                 algorithm: ctl.algorithm().name(),
                 readings: super::results::Readings(ctl.readings()),
             })

@@ -89,46 +89,66 @@ pub struct Footprint {
     pub probe_samples: u64,
 }
 
+/// What the parts hold, as each reports it to the guard: the total in
+/// cells' worth and the place that holds most.
+pub(super) struct Tally {
+    total: u64,
+    worst: (u64, String),
+}
+
+impl Tally {
+    /// `held` cells' worth at the place `place()` names.
+    pub(super) fn add(&mut self, held: u64, place: impl FnOnce() -> String) {
+        self.total += held;
+        if held > self.worst.0 {
+            self.worst = (held, place());
+        }
+    }
+}
+
 /// The memory guard: the limit of cells held, and when it looks next.
 pub(super) struct Guard {
     /// `simulation.max_cells_held`.
-    pub(super) limit: u64,
+    limit: u64,
     /// It looks again once this many cells (and records' worth,
     /// [`Simulation::guard_clock`]) have been made.
-    pub(super) next: u64,
+    next: u64,
 }
 
 impl Guard {
     pub(super) fn new(limit: u64) -> Guard {
         Guard { limit, next: guard_step(limit) }
     }
+
+    /// Whether it is time to look, `made` cells and records' worth made so far.
+    #[inline]
+    pub(super) fn due(&self, made: u64) -> bool {
+        made >= self.next
+    }
 }
 
 impl Simulation {
     /// What the run holds now.
     pub fn footprint(&self) -> Footprint {
-        let hosts = self.hosts.list.iter();
+        let (host_datagrams, host_capacity) = self.hosts.datagrams();
+        let (abr_datagrams, abr_capacity) = self.abr.datagrams();
         Footprint {
             time_s: self.k.now.as_secs_f64(),
-            cells_held: self.net.ports.iter().map(|p| p.held_cells()).sum(),
-            cell_capacity: self.net.ports.iter().map(|p| p.cell_capacity()).sum(),
-            cells_at_hosts: self.hosts.list.iter().map(|h| h.tx_cells).sum::<u64>() + self.abr.waiting_cells(),
-            datagrams_waiting: hosts.clone().map(|h| (h.tx.len() + h.rx.len()) as u64).sum::<u64>()
-                + self.abr.ends.iter().map(|e| e.waiting.len() as u64).sum::<u64>(),
-            datagram_capacity: hosts.map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum::<u64>()
-                + self.abr.ends.iter().map(|e| (e.waiting.capacity() + e.held.capacity()) as u64).sum::<u64>(),
-            pdus_live: self.tables.pdus.in_flight() as u64,
-            pdu_slots: self.tables.pdus.slots() as u64,
+            cells_held: self.net.held_cells(),
+            cell_capacity: self.net.cell_capacity(),
+            cells_at_hosts: self.hosts.cells_waiting() + self.abr.waiting_cells(),
+            datagrams_waiting: host_datagrams + abr_datagrams,
+            datagram_capacity: host_capacity + abr_capacity,
+            pdus_live: self.tables.frames_in_flight(),
+            pdu_slots: self.tables.frame_slots(),
             events_pending: self.k.queue.len() as u64,
             event_capacity: self.k.queue.capacity() as u64,
-            probe_samples: self.probes.list.iter().map(|p| p.values.len() as u64).sum(),
+            probe_samples: self.probes.samples(),
         }
     }
 
-    /// Stops the run at the end of the current event, for `why` (reported
-    /// as [`SimulationError::Limit`](super::SimulationError::Limit)).
     /// Cells and records' worth made so far: what the guard's next look
-    /// waits for (`guard_next`).
+    /// waits for ([`Guard::due`]).
     pub(super) fn guard_clock(&self) -> u64 {
         self.k.counts.cells_created + self.k.counts.records_made
     }
@@ -136,31 +156,15 @@ impl Simulation {
     /// Checks the memory guard; on a breach records why the run stops and
     /// returns true.
     pub(super) fn over_limit(&mut self) -> bool {
-        let mut total = 0u64;
-        let mut worst = (0u64, String::new());
-        let mut count = |held: u64, place: &dyn Fn() -> String| {
-            total += held;
-            if held > worst.0 {
-                worst = (held, place());
-            }
-        };
-        for p in &self.net.ports {
-            count(p.held_cells(), &|| format!("port {} (its queue and link)", p.name));
-        }
-        for h in &self.hosts.list {
-            let sending = h.tx_cells + h.tx.len() as u64 * DATAGRAM_CELLS;
-            count(sending, &|| format!("host {}'s sending CPU (datagrams waiting)", h.name));
-            let receiving = h.rx.len() as u64 * DATAGRAM_CELLS;
-            count(receiving, &|| format!("host {}'s receiving CPU (datagrams waiting)", h.name));
-        }
-        for e in &self.abr.ends {
-            let waiting = e.waiting_cells + e.held.len() as u64 * DATAGRAM_CELLS;
-            count(waiting, &|| format!("the ABR source {} (cells waiting for their rate)", e.name));
-        }
+        let mut tally = Tally { total: 0, worst: (0, String::new()) };
+        self.net.tally(&mut tally);
+        self.hosts.tally(&mut tally);
+        self.abr.tally(&mut tally);
         // The frames whose cells are held above, by their entries in the PDU table.
-        let frames = self.tables.pdus.in_flight() as u64;
-        total += frames * FRAME_CELLS;
+        let frames = self.tables.frames_in_flight();
+        tally.total += frames * FRAME_CELLS;
         self.guard.next = self.guard_clock().saturating_add(guard_step(self.guard.limit));
+        let Tally { total, worst } = tally;
         if total <= self.guard.limit {
             return false;
         }

@@ -8,11 +8,12 @@ use std::collections::VecDeque;
 use super::Simulation;
 use super::apps::VcEnd;
 use super::datagram::{Datagram, Endpoint};
+use super::guard::DATAGRAM_CELLS;
 use super::kernel::{APP, Event};
 use super::settle::Reader;
 use crate::aal5::{Encapsulation, Reassembler, Reassembly};
 use crate::atm::{Carries, Cell, VcLabel};
-use crate::ids::{HostId, PortId};
+use crate::ids::{FlowId, HostId, PortId};
 use crate::ip::Fragmentation;
 use atmlab_engine::{Duration, SimTime};
 
@@ -185,7 +186,107 @@ impl Host {
 
 /// The hosts of a run: their CPUs, their VCs' ends and reassembly.
 pub(super) struct Hosts {
-    pub(super) list: Vec<Host>,
+    list: Vec<Host>,
+}
+
+impl Hosts {
+    pub(super) fn new(list: Vec<Host>) -> Hosts {
+        Hosts { list }
+    }
+
+    /// Host `h`'s name.
+    pub(super) fn name(&self, h: HostId) -> &str {
+        &self.list[h.idx()].name
+    }
+
+    /// The encapsulation host `h` uses over AAL5.
+    pub(super) fn encapsulation(&self, h: HostId) -> Encapsulation {
+        self.list[h.idx()].encapsulation
+    }
+
+    /// The ABR end of the VC at `end`, if the VC is ABR.
+    pub(super) fn abr_end(&self, end: VcEnd) -> Option<u32> {
+        self.list[end.host.idx()].vcs[end.vc as usize].abr
+    }
+
+    /// Every host.
+    pub(super) fn all(&self) -> &[Host] {
+        &self.list
+    }
+
+    /// Host `h`.
+    #[inline]
+    pub(super) fn get(&self, h: HostId) -> &Host {
+        &self.list[h.idx()]
+    }
+
+    /// The VC at `end`.
+    #[inline]
+    pub(super) fn vc(&self, end: VcEnd) -> &HostVc {
+        &self.list[end.host.idx()].vcs[end.vc as usize]
+    }
+
+    /// The port of host `h`'s adapter.
+    #[inline]
+    pub(super) fn adapter(&self, h: HostId) -> PortId {
+        self.list[h.idx()].port.expect("a host with a VC has a link")
+    }
+
+    /// Cells that arrived at the hosts.
+    pub(super) fn cells_received(&self) -> u64 {
+        self.list.iter().map(|h| h.stats.cells_received).sum()
+    }
+
+    /// The datagrams waiting for the hosts' sending and receiving CPUs.
+    pub(super) fn datagrams_waiting(&self) -> impl Iterator<Item = &Datagram> {
+        let sending = self.list.iter().flat_map(|h| h.tx.iter()).map(|p| &p.datagram);
+        sending.chain(self.list.iter().flat_map(|h| h.rx.iter()).map(|p| &p.datagram))
+    }
+
+    /// Each host's end-system counters.
+    pub(super) fn results(&self) -> Vec<super::HostResult> {
+        self.list
+            .iter()
+            .map(|h| {
+                let st = &h.stats;
+                let frames = st.frames_received + st.frames_discarded;
+                let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+                super::HostResult {
+                    name: h.name.clone(),
+                    cells_received: st.cells_received,
+                    frames_received: st.frames_received,
+                    frames_discarded: st.frames_discarded,
+                    dead_cells: st.dead_cells,
+                    frame_error_ratio: ratio(st.frames_discarded, frames),
+                    dead_cell_ratio: ratio(st.dead_cells, st.cells_received),
+                    datagrams_sent: st.datagrams_sent,
+                    adapter_dropped: st.adapter_dropped,
+                    receive_dropped: st.receive_dropped,
+                }
+            })
+            .collect()
+    }
+
+    /// Cells of datagrams waiting for the hosts' sending CPUs.
+    pub(super) fn cells_waiting(&self) -> u64 {
+        self.list.iter().map(|h| h.tx_cells).sum()
+    }
+
+    /// Datagrams waiting for the hosts' CPUs, and the entries allocated for them.
+    pub(super) fn datagrams(&self) -> (u64, u64) {
+        let waiting = self.list.iter().map(|h| (h.tx.len() + h.rx.len()) as u64).sum();
+        (waiting, self.list.iter().map(|h| (h.tx.capacity() + h.rx.capacity()) as u64).sum())
+    }
+
+    /// What each host's CPUs hold, for the memory guard.
+    pub(super) fn tally(&self, tally: &mut super::guard::Tally) {
+        for h in &self.list {
+            let sending = h.tx_cells + h.tx.len() as u64 * DATAGRAM_CELLS;
+            tally.add(sending, || format!("host {}'s sending CPU (datagrams waiting)", h.name));
+            let receiving = h.rx.len() as u64 * DATAGRAM_CELLS;
+            tally.add(receiving, || format!("host {}'s receiving CPU (datagrams waiting)", h.name));
+        }
+    }
 }
 
 impl Simulation {
@@ -198,11 +299,7 @@ impl Simulation {
         let host = &mut self.hosts.list[h.idx()];
         host.stats.cells_received += 1;
         let sink = host.vcs[vc as usize].cell_sink.expect("a cell source's cells arrive at its sink");
-        let app = &mut self.sources.apps[sink as usize];
-        app.received += 1;
-        if let (Some(at), Some(ahead)) = (early, &mut app.early) {
-            ahead.push_back(at);
-        }
+        self.sources.received(sink, early);
         self.k.counts.raw_received += 1;
     }
 
@@ -241,7 +338,7 @@ impl Simulation {
                 }
                 self.tables.pdus.mark_delivered(id);
                 if let Endpoint::UdpSink(f) = datagram.dest {
-                    self.transport.flows[f as usize].record_arrival(self.k.now);
+                    self.transport.udp_arrived(FlowId(f), self.k.now);
                 }
                 if host.model.queued_receive() {
                     self.enqueue_rx(h, PendingRx { datagram, sent_at });
@@ -329,14 +426,14 @@ impl Simulation {
         if host.tx_phase == TxPhase::Header {
             if let Some(cap) = model.adapter_buffer {
                 self.settle(self.k.now, None, Reader::Adapter(port));
-                let queued = self.net.ports[port.idx()].queued_at(self.k.now);
+                let queued = self.net.port_mut(port).queued_at(self.k.now);
                 let excess = (queued + cells).saturating_sub(cap);
                 if excess > 0 {
                     match model.overflow {
                         Overflow::Block => {
                             // Wait until enough cells have left (the adapter
                             // sends one per cell time while it has any).
-                            let cell_time = self.net.ports[port.idx()].rate.cell_time();
+                            let cell_time = self.net.port(port).rate.cell_time();
                             let wait = cell_time.saturating_mul(u64::from(excess));
                             self.k.queue.push(self.k.now.saturating_add(wait), APP, Event::HostTx(h));
                         }
@@ -387,7 +484,7 @@ impl Simulation {
         let (label, port_vc, abr) = (vc.label, vc.port_vc, vc.abr);
         // Room in the PDU table, for this frame and for every frame held at
         // an ABR end (`sim/abr.rs`, "Frames held").
-        let in_flight = self.tables.pdus.in_flight() as u64 + self.abr.held_frames;
+        let in_flight = self.tables.frames_in_flight() + self.abr.frames_held();
         if in_flight >= u64::from(crate::pdu::MAX_PDUS_IN_FLIGHT) {
             self.k.stop(format!(
                 "stopped at t = {:.6} s: more than {} AAL5 frames are in flight at once (the PDU table is \

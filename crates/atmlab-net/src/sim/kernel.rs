@@ -106,3 +106,11 @@ pub(super) struct Counts {
     /// In-rate slots ABR sources ran ahead, without an event of their own.
     pub(super) abr_ahead: u64,
 }
+
+/// The order of something at `at_ps` with tie `index` (an arrival on link
+/// `index`; a cell source's member `index`) as one integer: time first,
+/// then the index.
+#[inline]
+pub(super) fn order_key(at_ps: u64, index: u32) -> u128 {
+    (u128::from(at_ps) << 64) | u128::from(index)
+}

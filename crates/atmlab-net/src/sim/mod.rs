@@ -19,7 +19,7 @@
 //! | `AbrOutOfRate(e, g)` | 1 | ABR end `e`'s next out-of-rate RM cell (ACR below TCR) |
 //! | `ControlDeadline(p, g)` | 1 | port `p`'s switch controller reaches its deadline (ERICA's averaging interval its time bound) |
 //! | `PortSlot(p)` | 2 | port `p` starts sending a cell (or, if it runs its slots late, the slots due by now run) |
-//! | `Pull(k)` | 2 | the `k`-th port that pulls its arrivals takes those due by now (`sim/pull.rs`) |
+//! | `Pull(k)` | 2 | the `k`-th port that pulls its arrivals takes those due by now (`sim/network/pull.rs`) |
 //! | `Probe(i)` | 3 | probe `i` takes a sample |
 //!
 //! At equal times lower classes run first: every cell that arrives at an
@@ -44,10 +44,10 @@ mod host;
 mod kernel;
 mod network;
 mod probes;
-mod pull;
 mod results;
 mod settle;
 mod sources;
+mod tables;
 mod timer;
 mod trace;
 mod transport;
@@ -72,10 +72,9 @@ pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Patter
 pub use trace::{TraceKind, TraceSpec};
 
 use crate::atm::{NextHop, Port, Switch};
-use crate::ids::{ConnId, FlowId, PortId, ProbeId, SourceGroupId};
-use crate::pdu::PduTable;
+use crate::ids::{PortId, ProbeId};
 use atmlab_engine::{BitRate, Duration, SimTime};
-use kernel::{APP, Event, Kernel, PROBE};
+use kernel::{Event, Kernel, PROBE};
 use rand::RngExt;
 use sources::SourceGroup;
 
@@ -125,19 +124,11 @@ pub struct Simulation {
     /// The probes' time series.
     probes: probes::Probes,
     /// The AAL5 frames and RM cells in flight.
-    tables: Tables,
+    tables: tables::Tables,
     /// The memory guard.
     guard: guard::Guard,
     /// What the efficiency metric refers to.
     efficiency: EfficiencyRef,
-}
-
-/// The AAL5 frames (PDUs) and RM cells in flight, shared by the parts that
-/// make, carry and settle them.
-struct Tables {
-    pdus: PduTable<Datagram>,
-    /// The fields of the RM cells in flight.
-    rms: PduTable<crate::abr::RmCell>,
 }
 
 /// The link whose capacity the efficiency metric refers to, and how.
@@ -162,55 +153,23 @@ impl Simulation {
         let mut sim = Simulation {
             meta,
             k: Kernel::new(SimTime::ZERO + duration),
-            net: network::Network {
-                ports: b.ports,
-                port_is_switch,
-                switches: b.switches,
-                upcs: b.upcs,
-                pulls: Vec::new(),
-                pulled_by: Vec::new(),
-                capture: b.capture.take().map(Box::new),
-            },
-            hosts: host::Hosts { list: b.hosts },
-            transport: transport::Transport { conns: b.conns, flows: b.flows, scratch: Vec::with_capacity(256) },
-            abr: abr::AbrEnds { ends: b.abr_ends, held_frames: 0 },
+            net: network::Network::new(b.ports, port_is_switch, b.switches, b.upcs, b.capture.take().map(Box::new)),
+            hosts: host::Hosts::new(b.hosts),
+            transport: transport::Transport::new(b.conns, b.flows),
+            abr: abr::AbrEnds::new(b.abr_ends),
             control: control::Controls::new(abr_switching),
-            sources: sources::Sources {
-                list: b.sources,
-                groups: std::mem::take(&mut b.source_groups),
-                apps: b.cell_apps,
-            },
-            probes: probes::Probes { list: b.probes.into_iter().map(probes::Probe::new).collect() },
-            tables: Tables { pdus: PduTable::new(), rms: PduTable::new() },
+            sources: sources::Sources::new(b.sources, std::mem::take(&mut b.source_groups), b.cell_apps),
+            probes: probes::Probes::new(b.probes),
+            tables: tables::Tables::new(),
             guard: guard::Guard::new(b.max_cells_held),
             efficiency: EfficiencyRef { port: b.efficiency_port, capacity: b.efficiency_capacity },
         };
-        for (i, c) in sim.transport.conns.iter().enumerate() {
-            sim.k.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
-            if let Some(t) = c.stop {
-                sim.k.queue.push(t, APP, Event::TcpStop(ConnId(i as u32)));
-            }
-        }
-        for (i, f) in sim.transport.flows.iter_mut().enumerate() {
-            if let Some(t) = f.due(0, SimTime::ZERO) {
-                sim.k.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
-            }
-        }
-        for src in &mut sim.sources.list {
-            src.first = src.pattern.first(sim.k.end);
-        }
-        for (g, group) in sim.sources.groups.iter_mut().enumerate() {
-            for (m, &i) in group.members.iter().enumerate() {
-                group.next[m] = sim.sources.list[i as usize].first;
-            }
-            if let Some(t) = group.next.iter().flatten().min() {
-                sim.k.queue.push(*t, APP, Event::CellSource(SourceGroupId(g as u32)));
-            }
-        }
-        for i in 0..sim.probes.list.len() {
+        sim.transport.start(&mut sim.k);
+        sim.sources.start(&mut sim.k);
+        for (i, target) in sim.probes.targets().enumerate() {
             sim.k.queue.push(SimTime::ZERO, PROBE, Event::Probe(ProbeId(i as u32)));
-            if let ProbeTarget::CellApp(a) = sim.probes.list[i].spec.target {
-                sim.sources.apps[a as usize].early = Some(std::collections::VecDeque::new());
+            if let ProbeTarget::CellApp(a) = target {
+                sim.sources.watch(a);
             }
         }
         sim.k.trace = trace;
@@ -349,22 +308,22 @@ impl Simulation {
 
     /// The ports.
     pub fn ports(&self) -> &[Port] {
-        &self.net.ports
+        self.net.ports()
     }
 
     /// The switches.
     pub fn switches(&self) -> &[Switch] {
-        &self.net.switches
+        self.net.switches()
     }
 
     /// The hosts.
     pub fn hosts(&self) -> &[Host] {
-        &self.hosts.list
+        self.hosts.all()
     }
 
     /// The TCP connections.
     pub fn connections(&self) -> &[TcpConn] {
-        &self.transport.conns
+        self.transport.connections()
     }
 
     /// When the run ends.
@@ -383,15 +342,15 @@ impl Simulation {
         // What the event elision left behind comes up to the end (`settle.rs`).
         self.settle(self.k.end, Some(0), settle::Reader::End);
         self.k.now = self.k.end;
-        for p in &mut self.net.ports {
+        for p in self.net.ports_mut() {
             p.settle(self.k.end);
         }
         // Cells that reached a host before the end but do not end a frame
         // had no event of their own: hand them to their reassemblers.
-        for i in 0..self.net.ports.len() {
-            while let Some(cell) = self.net.ports[i].take_arrived_before(self.k.end) {
+        for i in 0..self.net.ports().len() {
+            while let Some(cell) = self.net.ports_mut()[i].take_arrived_before(self.k.end) {
                 self.k.counts.cell_hops += 1;
-                let NextHop::Host { host, vc } = self.net.ports[i].vcs[cell.vc() as usize].next else {
+                let NextHop::Host { host, vc } = self.net.ports()[i].vcs[cell.vc() as usize].next else {
                     unreachable!("only links into hosts hold arrived cells")
                 };
                 self.host_receive(host, vc, cell);
@@ -431,7 +390,7 @@ impl Simulation {
             };
             self.k.now = t;
             self.k.counts.events += 1;
-            if self.guard_clock() >= self.guard.next && self.over_limit() {
+            if self.guard.due(self.guard_clock()) && self.over_limit() {
                 return true;
             }
             if self.k.stopped.is_some() {

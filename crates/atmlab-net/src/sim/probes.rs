@@ -259,24 +259,24 @@ pub struct ProbeSpec {
 /// A probe and its samples.
 #[derive(Clone, Debug)]
 pub(crate) struct Probe {
-    pub spec: ProbeSpec,
+    spec: ProbeSpec,
     /// Samples taken so far.
-    pub next: u64,
+    next: u64,
     /// A counting probe's total at the previous sample.
     last: u64,
     /// Utilization: the port's slots counted at the previous sample.
     last_slots: u64,
-    pub times_ps: Vec<u64>,
-    pub values: Vec<f64>,
+    times_ps: Vec<u64>,
+    values: Vec<f64>,
 }
 
 impl Probe {
-    pub fn new(spec: ProbeSpec) -> Probe {
+    fn new(spec: ProbeSpec) -> Probe {
         Probe { spec, next: 0, last: 0, last_slots: 0, times_ps: Vec::new(), values: Vec::new() }
     }
 
     /// When the next sample is taken (`SimTime::MAX`: never).
-    pub fn next_at(&self) -> SimTime {
+    fn next_at(&self) -> SimTime {
         self.spec.interval.checked_mul(self.next).and_then(|d| SimTime::ZERO.checked_add(d)).unwrap_or(SimTime::MAX)
     }
 
@@ -292,91 +292,109 @@ impl Probe {
     }
 }
 
+/// What a part answers when a probe asks for its quantity: the one thing
+/// that crosses from the part watched to the probe.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Sample {
+    /// A level now (cells, bytes, seconds, bit/s).
+    Level(f64),
+    /// A byte counter: the probe reports its increase over the interval as bit/s.
+    Bytes(u64),
+    /// A cell counter: its increase over the interval as bit/s of cells.
+    Cells(u64),
+    /// A counter: its increase over the interval.
+    Count(u64),
+    /// A port's cells started and slots started, both counted strictly
+    /// before now: their increases' ratio, at most 1.
+    Utilization { sent: u64, slots: u64 },
+}
+
+impl Probe {
+    /// Takes `sample` at `now`: its value is stored; returns when the next
+    /// sample is due, if ever.
+    fn record(&mut self, now: SimTime, sample: Sample) -> Option<SimTime> {
+        let value = match sample {
+            Sample::Level(v) => v,
+            Sample::Bytes(total) => self.rate_bps(total),
+            Sample::Cells(total) => self.delta(total) as f64 * CELL_BITS as f64 / self.spec.interval.as_secs_f64(),
+            Sample::Count(total) => self.delta(total) as f64,
+            Sample::Utilization { sent, slots } => {
+                let sent = self.delta(sent);
+                let offered = slots - std::mem::replace(&mut self.last_slots, slots);
+                if offered == 0 { 0.0 } else { sent as f64 / offered as f64 }
+            }
+        };
+        self.times_ps.push(now.as_ps());
+        self.values.push(value);
+        self.next += 1;
+        let t = self.next_at();
+        (t != SimTime::MAX).then_some(t)
+    }
+}
+
 /// The probes of a run and the series they take.
 pub(super) struct Probes {
-    pub(super) list: Vec<Probe>,
+    list: Vec<Probe>,
+}
+
+impl Probes {
+    pub(super) fn new(specs: Vec<ProbeSpec>) -> Probes {
+        Probes { list: specs.into_iter().map(Probe::new).collect() }
+    }
+
+    /// What each probe watches, by its index.
+    pub(super) fn targets(&self) -> impl Iterator<Item = ProbeTarget> + '_ {
+        self.list.iter().map(|p| p.spec.target)
+    }
+
+    /// When the next sample of any probe is due (`SimTime::MAX`: never).
+    pub(super) fn next_due(&self) -> SimTime {
+        self.list.iter().map(Probe::next_at).min().unwrap_or(SimTime::MAX)
+    }
+
+    /// The samples taken so far, in all.
+    pub(super) fn samples(&self) -> u64 {
+        self.list.iter().map(|p| p.values.len() as u64).sum()
+    }
+
+    /// The series, each named after what `target_name` calls its target.
+    pub(super) fn results(&self, target_name: impl Fn(ProbeTarget) -> String) -> Vec<super::SeriesResult> {
+        self.list
+            .iter()
+            .map(|p| super::SeriesResult {
+                name: p.spec.name.clone(),
+                kind: p.spec.target.kind().name(),
+                target: target_name(p.spec.target),
+                unit: p.spec.target.kind().unit(),
+                t_s: p.times_ps.iter().map(|t| *t as f64 / 1e12).collect(),
+                values: p.values.clone(),
+            })
+            .collect()
+    }
 }
 
 impl Simulation {
-    /// Probe `i` takes its sample now and schedules the next.
+    /// Probe `i` takes its sample now, from the part that owns what it
+    /// watches, and schedules the next.
     pub(super) fn on_probe(&mut self, i: ProbeId) {
-        let i = i.0;
         let now = self.k.now;
+        let target = self.probes.list[i.0 as usize].spec.target;
         // Probes come after everything at an instant: arrivals and slots too.
-        let port = match self.probes.list[i as usize].spec.target {
+        let port = match target {
             ProbeTarget::Port(q, _) => Some(q),
             _ => None,
         };
         self.settle(now, None, super::settle::Reader::Probe(port));
-        let probe = &mut self.probes.list[i as usize];
-        let value = match probe.spec.target {
-            ProbeTarget::Conn(c, q) => {
-                let c = &self.transport.conns[c.idx()];
-                match q {
-                    ConnQuantity::Cwnd => c.sender.cwnd() as f64,
-                    ConnQuantity::Ssthresh => c.sender.ssthresh() as f64,
-                    ConnQuantity::Rto => c.sender.rtt().rto().as_secs_f64(),
-                    ConnQuantity::Srtt => c.sender.rtt().srtt().map_or(0.0, |d| d.as_secs_f64()),
-                    ConnQuantity::Goodput => probe.rate_bps(c.receiver.stats.bytes_delivered),
-                }
-            }
-            ProbeTarget::Flow(f) => probe.rate_bps(self.transport.flows[f.idx()].stats.bytes_received),
-            ProbeTarget::Abr(e, aq) => {
-                let source = &self.abr.ends[e as usize].source;
-                let cells_per_s = match aq {
-                    AbrQuantity::Acr => source.acr(),
-                    AbrQuantity::Er => source.last_er().unwrap_or(0.0),
-                };
-                cells_per_s * CELL_BITS as f64
-            }
-            ProbeTarget::CellApp(a) => {
-                // Cells counted ahead of their arrival are not received yet.
-                let app = &mut self.sources.apps[a as usize];
-                let ahead = app.early.as_mut().map_or(0, |early| {
-                    while early.front().is_some_and(|&t| t <= now) {
-                        early.pop_front();
-                    }
-                    early.len() as u64
-                });
-                let cells = probe.delta(app.received - ahead);
-                cells as f64 * CELL_BITS as f64 / probe.spec.interval.as_secs_f64()
-            }
-            ProbeTarget::Port(q, PortQuantity::Reading(name)) => {
-                match self.control.controller(q).and_then(|c| c.reading(name)) {
-                    Some(Some(v)) => v,
-                    // JSON has no infinity (a load factor with no capacity).
-                    Some(None) => f64::MAX,
-                    None => 0.0, // the scenario layer probes only readings the port's controller has
-                }
-            }
-            ProbeTarget::Port(q, pq) => {
-                let port = &mut self.net.ports[q.idx()];
-                match pq {
-                    PortQuantity::Reading(_) => unreachable!("matched above"),
-                    // Probes come after slots at an instant: a cell whose
-                    // slot starts now has left the queue.
-                    PortQuantity::CategoryQueue(cat) => {
-                        f64::from(port.category_queued_at(cat, now).saturating_sub(port.starting_at(now)))
-                    }
-                    PortQuantity::Queue => f64::from(port.queued_at(now) - port.starting_at(now)),
-                    PortQuantity::Drops => probe.delta(port.dropped()) as f64,
-                    PortQuantity::Utilization => {
-                        // Cells started over slots started in the interval:
-                        // both counted strictly before now, so at most 1.
-                        let sent = probe.delta(port.sent_by(now));
-                        let slots = port.slots_before(now);
-                        let offered = slots - std::mem::replace(&mut probe.last_slots, slots);
-                        if offered == 0 { 0.0 } else { sent as f64 / offered as f64 }
-                    }
-                }
-            }
+        let sample = match target {
+            ProbeTarget::Conn(c, q) => self.transport.sample_conn(c, q),
+            ProbeTarget::Flow(f) => self.transport.sample_flow(f),
+            ProbeTarget::Abr(e, q) => self.abr.sample(e, q),
+            ProbeTarget::CellApp(a) => self.sources.sample_app(a, now),
+            ProbeTarget::Port(q, PortQuantity::Reading(name)) => self.control.sample(q, name),
+            ProbeTarget::Port(q, pq) => self.net.sample_port(q, pq, now),
         };
-        probe.times_ps.push(now.as_ps());
-        probe.values.push(value);
-        probe.next += 1;
-        let t = probe.next_at();
-        if t != SimTime::MAX {
-            self.k.queue.push(t, PROBE, Event::Probe(ProbeId(i)));
+        if let Some(t) = self.probes.list[i.0 as usize].record(now, sample) {
+            self.k.queue.push(t, PROBE, Event::Probe(i));
         }
     }
 }

@@ -18,7 +18,6 @@
 //! that names a row of a per-connection, -flow, -port or -host table.
 
 use super::Simulation;
-use super::TcpConn;
 use super::probes::ProbeTarget;
 use crate::aal5::tcp_payload_efficiency;
 use atmlab_engine::{CELL_BITS, jain_fairness};
@@ -435,13 +434,13 @@ pub struct RunResult {
     pub events: u64,
 }
 
-fn secs(ps: u128) -> f64 {
+pub(super) fn secs(ps: u128) -> f64 {
     ps as f64 / 1e12
 }
 
 /// Mean and population standard deviation of the gaps between successive
 /// times, s (at least two times).
-fn interarrival(times: &[atmlab_engine::SimTime]) -> Option<(f64, f64)> {
+pub(super) fn interarrival(times: &[atmlab_engine::SimTime]) -> Option<(f64, f64)> {
     let gaps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
     if gaps.is_empty() {
         return None;
@@ -479,209 +478,35 @@ pub struct HostResult {
 }
 
 impl Simulation {
+    /// The run's results, gathered from the parts that own them, after the
+    /// conservation check.
     pub(super) fn finish(self) -> Result<RunResult, SimulationError> {
         self.check_conservation()?;
         let dur = (self.k.end - atmlab_engine::SimTime::ZERO).as_secs_f64();
-        let host_name = |h: crate::ids::HostId| self.hosts.list[h.idx()].name.clone();
+        let host_name = |h: crate::ids::HostId| self.hosts.name(h).to_owned();
 
-        let connections: Vec<ConnectionResult> = self
-            .transport
-            .conns
-            .iter()
-            .map(|c| {
-                let s = &c.sender.stats;
-                let bytes = c.receiver.stats.bytes_delivered;
-                ConnectionResult {
-                    name: c.name.clone(),
-                    variant: c.sender.config().variant.name(),
-                    mss: c.sender.mss(),
-                    src: host_name(c.src.host),
-                    dst: host_name(c.dst.host),
-                    bytes_delivered: bytes,
-                    goodput_bps: bytes as f64 * 8.0 / dur,
-                    segments_sent: s.segments_sent,
-                    retransmitted_segments: s.retransmitted_segments,
-                    retransmitted_bytes: s.retransmitted_bytes,
-                    timeouts: s.timeouts,
-                    fast_retransmits: s.fast_retransmits,
-                    dupacks_received: s.dupacks_received,
-                    final_cwnd_bytes: c.sender.cwnd(),
-                    final_ssthresh_bytes: c.sender.ssthresh(),
-                    srtt_s: c.sender.rtt().srtt().map(|d| d.as_secs_f64()),
-                    completed_at_s: c.completed_at.map(|t| t.as_secs_f64()),
-                    started_at_s: c.start.as_secs_f64(),
-                    transfer_throughput_bps: c
-                        .completed_at
-                        .filter(|&t| t > c.start)
-                        .map(|t| bytes as f64 * 8.0 / (t - c.start).as_secs_f64()),
-                }
-            })
-            .collect();
+        let connections = self.transport.connection_results(dur, &host_name);
         let goodputs: Vec<f64> = connections.iter().map(|c| c.goodput_bps).collect();
         let tcp_goodput_bps: f64 = goodputs.iter().sum();
-
-        let efficiency_basis = self.efficiency.port.filter(|_| !self.transport.conns.is_empty()).map(|p| {
-            let port = &self.net.ports[p.idx()];
-            // An ABR VC spends one in-rate cell in Nrm on forward RM cells.
-            let rm_share = |c: &TcpConn| {
-                let vc = &self.hosts.list[c.src.host.idx()].vcs[c.src.vc as usize];
-                vc.abr.map_or(1.0, |e| {
-                    let nrm = self.abr.ends[e as usize].source.params().nrm;
-                    1.0 - 1.0 / f64::from(nrm)
-                })
-            };
-            let payload_fraction = self
-                .transport
-                .conns
-                .iter()
-                .map(|c| {
-                    tcp_payload_efficiency(c.sender.config().mss, self.hosts.list[c.src.host.idx()].encapsulation)
-                        * rm_share(c)
-                })
-                .fold(0.0, f64::max);
-            let background_bps = match self.efficiency.capacity {
-                super::EfficiencyCapacity::Link => 0.0,
-                super::EfficiencyCapacity::LeftByOnoff => {
-                    let crossing = |s: &&super::CellSource| self.sources.apps[s.app as usize].path.contains(&p);
-                    self.sources.list.iter().filter(crossing).map(|s| s.pattern.mean_bps()).sum()
-                }
-                super::EfficiencyCapacity::LeftByMeasured => self
-                    .sources
-                    .apps
-                    .iter()
-                    .filter(|a| a.path.contains(&p))
-                    .map(|a| a.received as f64 * CELL_BITS as f64 / dur)
-                    .sum(),
-            };
-            EfficiencyBasis {
-                link: port.name.clone(),
-                link_rate_bps: port.rate.bps(),
-                background_bps,
-                payload_fraction,
-                max_goodput_bps: (port.rate.bps() as f64 - background_bps).max(0.0) * payload_fraction,
-            }
-        });
+        let efficiency_basis = self.efficiency_basis(dur);
         let efficiency = efficiency_basis.as_ref().map(|b| tcp_goodput_bps / b.max_goodput_bps);
-
-        let udp_flows = self
-            .transport
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let s = &f.stats;
-                let mean = (s.received > 0).then(|| secs(s.delay_sum_ps / u128::from(s.received)));
-                let gaps = interarrival(&f.arrivals);
-                UdpFlowResult {
-                    name: f.name.clone(),
-                    src: host_name(f.src.host),
-                    dst: host_name(f.dst.host),
-                    refused: f.is_refused(),
-                    sent: s.sent,
-                    received: s.received,
-                    fragments_sent: s.fragments_sent,
-                    lost: s.sent - s.received - self.udp_in_flight(i as u32),
-                    throughput_bps: s.bytes_received as f64 * 8.0 / dur,
-                    mean_delay_s: mean,
-                    max_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps))),
-                    min_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_min_ps))),
-                    delay_variation_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps - s.delay_min_ps))),
-                    session_throughput_bps: match (s.first_sent, s.last_received) {
-                        (Some(a), Some(b)) if b > a => Some(s.bytes_received as f64 * 8.0 / (b - a).as_secs_f64()),
-                        _ => None,
-                    },
-                    arrivals_recorded: f.arrivals.len() as u64,
-                    interarrival_mean_s: gaps.map(|(m, _)| m),
-                    interarrival_std_s: gaps.map(|(_, sd)| sd),
-                }
-            })
-            .collect();
-
-        let cell_sources = self
-            .sources
-            .apps
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let mine: Vec<&super::CellSource> = self.sources.list.iter().filter(|s| s.app == i as u32).collect();
-                CellSourceResult {
-                    name: a.name.clone(),
-                    src: host_name(a.src.host),
-                    dst: host_name(a.dst.host),
-                    sources: mine.len() as u64,
-                    peak_bps: mine.iter().map(|s| s.pattern.peak_bps()).sum::<f64>().round() as u64,
-                    mean_bps: mine.iter().map(|s| s.pattern.mean_bps()).sum(),
-                    cells_sent: mine.iter().map(|s| s.stats.sent).sum(),
-                    cells_received: a.received,
-                    throughput_bps: a.received as f64 * 424.0 / dur,
-                }
-            })
-            .collect();
-        let ports: Vec<PortResult> = self
-            .net
-            .ports
-            .iter()
-            .zip(&self.net.port_is_switch)
-            .map(|(p, &sw)| {
-                let st = &p.stats;
-                PortResult {
-                    name: p.name.clone(),
-                    kind: if sw { "switch" } else { "host" },
-                    rate_bps: p.rate.bps(),
-                    cells_in: st.cells_in,
-                    cells_out: st.cells_out,
-                    dropped: p.dropped(),
-                    dropped_overflow: st.dropped_overflow,
-                    dropped_frame: st.dropped_frame,
-                    dropped_clp: st.dropped_clp,
-                    lost_on_link: st.lost_on_link,
-                    max_queue: p.max_queue(),
-                    mean_queue: p.mean_queue(self.k.end),
-                    utilization: match p.slots_before(self.k.end) {
-                        0 => 0.0,
-                        slots => st.cells_out as f64 / slots as f64,
-                    },
-                    categories: crate::atm::ServiceCategory::ALL
-                        .iter()
-                        .zip(st.per_category)
-                        .filter(|(_, c)| c.cells_in > 0)
-                        .map(|(cat, c)| {
-                            let (max_queue, mean_queue) = p.category_queue(*cat, self.k.end);
-                            (
-                                cat.name(),
-                                CategoryResult { cells_in: c.cells_in, dropped: c.dropped, max_queue, mean_queue },
-                            )
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+        let udp_flows = self.transport.flow_results(dur, &host_name, |f| self.udp_in_flight(f));
+        let cell_sources = self.sources.results(dur, &host_name);
+        let ports = self.net.port_results(self.k.end);
         let (offered, dropped) =
             ports.iter().filter(|p| p.kind == "switch").fold((0, 0), |(o, d), p| (o + p.cells_in, d + p.dropped));
-
         let link_cells_lost = ports.iter().map(|p| p.lost_on_link).sum();
-        let series = self
-            .probes
-            .list
-            .iter()
-            .map(|p| SeriesResult {
-                name: p.spec.name.clone(),
-                kind: p.spec.target.kind().name(),
-                target: match p.spec.target {
-                    ProbeTarget::Conn(c, _) => self.transport.conns[c.idx()].name.clone(),
-                    ProbeTarget::Flow(f) => self.transport.flows[f.idx()].name.clone(),
-                    ProbeTarget::Port(q, _) => self.net.ports[q.idx()].name.clone(),
-                    ProbeTarget::Abr(e, _) => self.abr.ends[e as usize].name.clone(),
-                    ProbeTarget::CellApp(a) => self.sources.apps[a as usize].name.clone(),
-                },
-                unit: p.spec.target.kind().unit(),
-                t_s: p.times_ps.iter().map(|t| *t as f64 / 1e12).collect(),
-                values: p.values.clone(),
-            })
-            .collect();
+        let series = self.probes.results(|target| match target {
+            ProbeTarget::Conn(c, _) => self.transport.conn_name(c).to_owned(),
+            ProbeTarget::Flow(f) => self.transport.flow_name(f).to_owned(),
+            ProbeTarget::Port(q, _) => self.net.port_name(q).to_owned(),
+            ProbeTarget::Abr(e, _) => self.abr.name(e).to_owned(),
+            ProbeTarget::CellApp(a) => self.sources.app_name(a).to_owned(),
+        });
         let counts = self.tables.pdus.counts();
-        let (discarded, dead) =
-            self.hosts.list.iter().fold((0, 0), |(f, c), h| (f + h.stats.frames_discarded, c + h.stats.dead_cells));
+        let hosts = self.hosts.results();
+        let (discarded, dead) = hosts.iter().fold((0, 0), |(f, c), h| (f + h.frames_discarded, c + h.dead_cells));
+        let held_frames = self.abr.frames_held();
         Ok(RunResult {
             scenario: self.meta.scenario.clone(),
             seed: self.meta.seed,
@@ -697,10 +522,10 @@ impl Simulation {
             link_cells_lost,
             // Frames held at ABR ends have no PDU entry yet (`sim/abr.rs`).
             frames: FrameCounts {
-                sent: counts.created + self.abr.held_frames,
+                sent: counts.created + held_frames,
                 delivered: counts.delivered,
                 lost: counts.lost,
-                in_flight: self.tables.pdus.in_flight() as u64 + self.abr.held_frames,
+                in_flight: self.tables.frames_in_flight() + held_frames,
                 discarded_by_receivers: discarded,
                 dead_cells: dead,
             },
@@ -709,45 +534,42 @@ impl Simulation {
             cell_sources,
             abr: self.abr_results(),
             abr_ports: self.control_results(),
-            upc: self
-                .net
-                .upcs
-                .iter()
-                .map(|u| UpcResult {
-                    vc: u.vc.clone(),
-                    at: u.at.clone(),
-                    conformance: u.policer.contract().conformance.name(),
-                    cells: u.policer.stats.cells,
-                    tagged: u.policer.stats.tagged,
-                    discarded: u.policer.stats.discarded,
-                })
-                .collect(),
+            upc: self.net.upc_results(),
             ports,
-            hosts: self
-                .hosts
-                .list
-                .iter()
-                .map(|h| {
-                    let st = &h.stats;
-                    let frames = st.frames_received + st.frames_discarded;
-                    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-                    HostResult {
-                        name: h.name.clone(),
-                        cells_received: st.cells_received,
-                        frames_received: st.frames_received,
-                        frames_discarded: st.frames_discarded,
-                        dead_cells: st.dead_cells,
-                        frame_error_ratio: ratio(st.frames_discarded, frames),
-                        dead_cell_ratio: ratio(st.dead_cells, st.cells_received),
-                        datagrams_sent: st.datagrams_sent,
-                        adapter_dropped: st.adapter_dropped,
-                        receive_dropped: st.receive_dropped,
-                    }
-                })
-                .collect(),
+            hosts,
             series,
             cell_hops: self.k.counts.cell_hops,
             events: self.k.counts.events,
+        })
+    }
+
+    /// What the efficiency metric refers to: the reference link's rate, the
+    /// background traffic through it and the largest share of a cell that
+    /// TCP payload can fill (`None` without TCP or a reference link).
+    fn efficiency_basis(&self, dur: f64) -> Option<EfficiencyBasis> {
+        let p = self.efficiency.port.filter(|_| self.transport.has_connections())?;
+        // An ABR VC spends one in-rate cell in Nrm on forward RM cells.
+        let rm_share =
+            |src: super::VcEnd| self.hosts.abr_end(src).map_or(1.0, |e| 1.0 - 1.0 / f64::from(self.abr.nrm(e)));
+        let payload_fraction = self
+            .transport
+            .senders()
+            .map(|(src, mss)| tcp_payload_efficiency(mss, self.hosts.encapsulation(src.host)) * rm_share(src))
+            .fold(0.0, f64::max);
+        let background_bps = match self.efficiency.capacity {
+            super::EfficiencyCapacity::Link => 0.0,
+            super::EfficiencyCapacity::LeftByOnoff => self.sources.mean_bps_through(p),
+            super::EfficiencyCapacity::LeftByMeasured => {
+                self.sources.received_through(p) as f64 * CELL_BITS as f64 / dur
+            }
+        };
+        let (link, rate) = self.net.link(p);
+        Some(EfficiencyBasis {
+            link: link.to_owned(),
+            link_rate_bps: rate.bps(),
+            background_bps,
+            payload_fraction,
+            max_goodput_bps: (rate.bps() as f64 - background_bps).max(0.0) * payload_fraction,
         })
     }
 
@@ -758,36 +580,18 @@ impl Simulation {
         let target = Endpoint::UdpSink(f);
         let seq = |d: &Datagram| if d.dest == target { d.payload.udp_seq() } else { None };
         let network = self.tables.pdus.live().filter(|p| !p.is_delivered()).filter_map(|p| seq(&p.payload));
-        let held = self.abr.ends.iter().flat_map(|e| e.held.iter()).filter_map(|h| seq(&h.datagram));
-        let sending = self.hosts.list.iter().flat_map(|h| h.tx.iter()).filter_map(|p| seq(&p.datagram));
-        let receiving = self.hosts.list.iter().flat_map(|h| h.rx.iter()).filter_map(|p| seq(&p.datagram));
-        let seqs: std::collections::BTreeSet<u64> = network.chain(held).chain(sending).chain(receiving).collect();
+        let held = self.abr.datagrams_held().filter_map(seq);
+        let at_hosts = self.hosts.datagrams_waiting().filter_map(seq);
+        let seqs: std::collections::BTreeSet<u64> = network.chain(held).chain(at_hosts).collect();
         seqs.len() as u64
     }
 
     /// Cells offered to every port = sent + dropped + queued, and every cell
     /// ever created is received, dropped, queued or on a link.
     fn check_conservation(&self) -> Result<(), SimulationError> {
-        let (mut dropped, mut queued, mut on_links, mut sent, mut lost) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        for p in &self.net.ports {
-            let s = &p.stats;
-            let d = p.dropped();
-            let q = u64::from(p.queued());
-            if s.cells_in != s.cells_out + d + q {
-                return Err(SimulationError::Conservation(format!(
-                    "port {}: {} cells offered != {} sent + {} dropped + {} queued",
-                    p.name, s.cells_in, s.cells_out, d, q
-                )));
-            }
-            dropped += d;
-            queued += q;
-            on_links += p.in_flight() as u64;
-            sent += s.cells_out;
-            lost += s.lost_on_link;
-        }
+        let super::network::LinkTotals { dropped, queued, on_links, sent, lost } = self.net.conservation()?;
         // RM cells that ended at a VS/VD switch count as received there.
-        let received: u64 =
-            self.hosts.list.iter().map(|h| h.stats.cells_received).sum::<u64>() + self.k.counts.rm_absorbed;
+        let received: u64 = self.hosts.cells_received() + self.k.counts.rm_absorbed;
         let arrived_over_links = self.k.counts.cell_hops;
         if sent != arrived_over_links + on_links + lost {
             return Err(SimulationError::Conservation(format!(
@@ -803,7 +607,7 @@ impl Simulation {
                 self.k.counts.cells_created
             )));
         }
-        let by_policers: u64 = self.net.upcs.iter().map(|u| u.policer.stats.discarded).sum();
+        let by_policers = self.net.policed();
         if by_policers != policed {
             return Err(SimulationError::Conservation(format!(
                 "{by_policers} UPC discards counted, {policed} settled"
@@ -811,7 +615,7 @@ impl Simulation {
         }
         // Cell sources' cells are not AAL5: they have no PDU and are counted apart.
         let raw = self.k.counts.raw_created - self.k.counts.raw_received - self.k.counts.raw_lost;
-        let held: u64 = self.abr.ends.iter().flat_map(|e| e.held.iter()).map(|h| u64::from(h.cells)).sum();
+        let held = self.abr.cells_held();
         let outstanding = self.tables.pdus.outstanding_cells() + self.tables.rms.outstanding_cells() + raw + held;
         if outstanding != queued + on_links + at_abr {
             return Err(SimulationError::Conservation(format!(

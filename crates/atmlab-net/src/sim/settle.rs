@@ -15,11 +15,11 @@
 //! | scheme | left behind | invariant | brought up to date by | guard |
 //! |---|---|---|---|---|
 //! | 1. pipelined ports (`atm/port.rs`) | nothing: a FIFO port assigns a cell's slot when it takes it | the port is a FIFO in effect | (none needed) | `test_elision_changes_nothing` |
-//! | 2. eager hops (`sim/network.rs`) | a cell taken into the next port when put on the link, up to a link delay early | that port has one feeder and is pipelined, so nothing can come between | (none: the port's state at the cell's arrival is exact) | `test_elision_changes_nothing`, `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
-//! | 3. frame ends into hosts (`sim/network.rs`) | cells before a frame's end wait on the link into the host | a host's AAL5 acts only on frame ends and RM cells | the end of the run ([`Reader::End`]) | `test_elision_changes_nothing` |
+//! | 2. eager hops (`sim/network/mod.rs`) | a cell taken into the next port when put on the link, up to a link delay early | that port has one feeder and is pipelined, so nothing can come between | (none: the port's state at the cell's arrival is exact) | `test_elision_changes_nothing`, `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
+//! | 3. frame ends into hosts (`sim/network/mod.rs`) | cells before a frame's end wait on the link into the host | a host's AAL5 acts only on frame ends and RM cells | the end of the run ([`Reader::End`]) | `test_elision_changes_nothing` |
 //! | 4. slots run late (`atm/port.rs`) | a slotted port's slots since its last wake-up | what a slot does is seen only a cell time and the link delay later | [`Reader::Wake`], [`Reader::Port`], [`Reader::Adapter`], [`Reader::Probe`], [`Reader::ControlDeadline`], [`Reader::End`]; and the port itself before it takes a cell | `test_lazy_slots_match_the_reference` |
 //! | 5. ABR sources send ahead (`sim/abr.rs`) | an end's in-rate slots run before their time | nothing can reach the end or see what it sent before the stretch's end | the end itself (its stretch stops before any such moment) | `test_abr_elision_matches_the_reference` |
-//! | 6. ports pull their arrivals (`sim/pull.rs`) | cells that reached a pulling port's link end, not yet taken | their effects are seen only through the port's slots or controllers | every reader but [`Reader::Adapter`] and [`Reader::Port`]; the port's wake-up | `test_pulled_arrivals_match_the_reference` |
+//! | 6. ports pull their arrivals (`sim/network/pull.rs`) | cells that reached a pulling port's link end, not yet taken | their effects are seen only through the port's slots or controllers | every reader but [`Reader::Adapter`] and [`Reader::Port`]; the port's wake-up | `test_pulled_arrivals_match_the_reference` |
 //! | 7. counting controllers count late (`sim/control.rs`) | cells a port took ahead of time, not yet counted by its controller | the controller changes no cell (`Timing::Counted`) | [`Reader::Controller`], [`Reader::ControlDeadline`], [`Reader::End`] | `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
 //!
 //! The order within `settle` is the reference's order of simultaneous
@@ -79,7 +79,7 @@ impl Simulation {
                 self.take_all_pulled(t, None);
                 // The wake-up is spent: a cell the port takes from now on
                 // may set the next one.
-                self.net.ports[p.idx()].woken();
+                self.net.port_mut(p).woken();
                 self.run_slots(p, t, true);
             }
             Reader::Probe(port) => {
@@ -91,11 +91,11 @@ impl Simulation {
             Reader::Adapter(p) => self.run_slots(p, t, false),
             Reader::End => {
                 self.take_all_pulled(t, Some(0));
-                for p in 0..self.net.ports.len() {
+                for p in 0..self.net.ports().len() {
                     self.run_slots(PortId(p as u32), t, false);
                 }
                 self.take_all_pulled(t, Some(0));
-                for p in 0..self.net.ports.len() {
+                for p in 0..self.net.ports().len() {
                     self.count_deferred(PortId(p as u32), t, Some(0));
                 }
             }

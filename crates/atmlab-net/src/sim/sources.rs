@@ -89,7 +89,7 @@ impl SourceGroup {
     #[inline]
     fn earliest(&self) -> Option<(usize, SimTime)> {
         let key =
-            |(m, t): (usize, &Option<SimTime>)| t.map_or(u128::MAX, |t| super::pull::order_key(t.as_ps(), m as u32));
+            |(m, t): (usize, &Option<SimTime>)| t.map_or(u128::MAX, |t| super::kernel::order_key(t.as_ps(), m as u32));
         let best = self.next.iter().enumerate().map(key).min()?;
         (best != u128::MAX).then(|| (best as u64 as usize, SimTime::from_ps((best >> 64) as u64)))
     }
@@ -354,10 +354,103 @@ impl Piecewise {
 /// The cell sources of a run, the groups that share their events, and
 /// their applications (what results and probes report).
 pub(super) struct Sources {
-    pub(super) list: Vec<CellSource>,
+    list: Vec<CellSource>,
     /// The cell sources by the events they share.
-    pub(super) groups: Vec<SourceGroup>,
-    pub(super) apps: Vec<CellApp>,
+    groups: Vec<SourceGroup>,
+    apps: Vec<CellApp>,
+}
+
+impl Sources {
+    pub(super) fn new(list: Vec<CellSource>, groups: Vec<SourceGroup>, apps: Vec<CellApp>) -> Sources {
+        Sources { list, groups, apps }
+    }
+
+    /// Schedules every group's first cell.
+    pub(super) fn start(&mut self, k: &mut super::kernel::Kernel) {
+        for src in &mut self.list {
+            src.first = src.pattern.first(k.end);
+        }
+        for (g, group) in self.groups.iter_mut().enumerate() {
+            for (m, &i) in group.members.iter().enumerate() {
+                group.next[m] = self.list[i as usize].first;
+            }
+            if let Some(t) = group.next.iter().flatten().min() {
+                k.queue.push(*t, APP, Event::CellSource(SourceGroupId(g as u32)));
+            }
+        }
+    }
+
+    /// A probe watches application `a`'s rate: it counts the cells that
+    /// arrive ahead of their time apart.
+    pub(super) fn watch(&mut self, a: u32) {
+        self.apps[a as usize].early = Some(std::collections::VecDeque::new());
+    }
+
+    /// A cell of application `a` reached its sink; `early`: counted now but
+    /// arriving then (which a probe of its rate must know).
+    #[inline]
+    pub(super) fn received(&mut self, a: u32, early: Option<SimTime>) {
+        let app = &mut self.apps[a as usize];
+        app.received += 1;
+        if let (Some(at), Some(ahead)) = (early, &mut app.early) {
+            ahead.push_back(at);
+        }
+    }
+
+    /// Application `a`'s name.
+    pub(super) fn app_name(&self, a: u32) -> &str {
+        &self.apps[a as usize].name
+    }
+
+    /// The mean rate of the cell sources whose path crosses port `p`, bit/s.
+    pub(super) fn mean_bps_through(&self, p: PortId) -> f64 {
+        let crossing = |s: &&CellSource| self.apps[s.app as usize].path.contains(&p);
+        self.list.iter().filter(crossing).map(|s| s.pattern.mean_bps()).sum()
+    }
+
+    /// The cells received by the applications whose path crosses port `p`.
+    pub(super) fn received_through(&self, p: PortId) -> u64 {
+        self.apps.iter().filter(|a| a.path.contains(&p)).map(|a| a.received).sum()
+    }
+
+    /// Each application's results over a run of `dur` seconds.
+    pub(super) fn results(
+        &self,
+        dur: f64,
+        host_name: &dyn Fn(crate::ids::HostId) -> String,
+    ) -> Vec<super::CellSourceResult> {
+        self.apps
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mine: Vec<&CellSource> = self.list.iter().filter(|s| s.app == i as u32).collect();
+                super::CellSourceResult {
+                    name: a.name.clone(),
+                    src: host_name(a.src.host),
+                    dst: host_name(a.dst.host),
+                    sources: mine.len() as u64,
+                    peak_bps: mine.iter().map(|s| s.pattern.peak_bps()).sum::<f64>().round() as u64,
+                    mean_bps: mine.iter().map(|s| s.pattern.mean_bps()).sum(),
+                    cells_sent: mine.iter().map(|s| s.stats.sent).sum(),
+                    cells_received: a.received,
+                    throughput_bps: a.received as f64 * 424.0 / dur,
+                }
+            })
+            .collect()
+    }
+
+    /// The cells application `a` has received by `now`, for a probe: cells
+    /// counted ahead of their arrival (an eager hop) are not received yet.
+    pub(super) fn sample_app(&mut self, a: u32, now: SimTime) -> super::probes::Sample {
+        let app = &mut self.apps[a as usize];
+        let ahead = app.early.as_mut().map_or(0, |early| {
+            while early.front().is_some_and(|&t| t <= now) {
+                early.pop_front();
+            }
+            early.len() as u64
+        });
+        super::probes::Sample::Cells(app.received - ahead)
+    }
 }
 
 impl Simulation {
@@ -390,9 +483,8 @@ impl Simulation {
                 None => false,
             };
             let from = src.src;
-            let host = &self.hosts.list[from.host.idx()];
-            let port = host.port.expect("a host with a VC has a link");
-            let vc = &host.vcs[from.vc as usize];
+            let port = self.hosts.adapter(from.host);
+            let vc = self.hosts.vc(from);
             let pti = if ends_frame { Pti::DATA_EOF } else { Pti::DATA };
             let cell = Cell::new(vc.label, PduId::NONE, pti, false, vc.port_vc);
             self.k.counts.cells_created += 1;

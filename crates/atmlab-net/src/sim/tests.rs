@@ -3,6 +3,7 @@
 use super::*;
 use crate::aal5::Encapsulation;
 use crate::atm::{DropPolicy, PortConfig, Queueing, SchedulerKind, ServiceCategory};
+use crate::ids::{ConnId, FlowId};
 use crate::tcp::{TcpConfig, TcpVariant};
 use atmlab_engine::BitRate;
 use atmlab_engine::RngStreams;
@@ -391,7 +392,7 @@ fn test_slotted_ports_running_their_slots_late_give_the_reference_run() {
         let lazy: Vec<_> = fast.ports().iter().filter(|p| p.is_lazy()).map(|p| p.name.clone()).collect();
         // (Selective Drop counts per-VC queues: every switch port is slotted.)
         assert!(lazy.iter().any(|p| p == "sw1->sw2"), "the bottleneck runs its slots late: {lazy:?}");
-        // It pulls the arrivals of its host links too (`sim/pull.rs`).
+        // It pulls the arrivals of its host links too (`sim/network/pull.rs`).
         let pulling: Vec<_> = fast.pulling_ports().iter().map(|p| fast.ports()[p.idx()].name.clone()).collect();
         assert!(pulling.iter().any(|p| p == "sw1->sw2"), "{pulling:?}");
         let mut a = fast.run().unwrap();

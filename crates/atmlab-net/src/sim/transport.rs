@@ -3,23 +3,204 @@
 //! (datagrams sent on schedule, received and counted).
 
 use super::Simulation;
+use super::apps::VcEnd;
 use super::datagram::{Datagram, Endpoint, Payload};
 use super::kernel::{APP, Event, Kernel, TcpTimer};
+use super::probes::{ConnQuantity, Sample};
+use super::results::{ConnectionResult, UdpFlowResult, interarrival, secs};
 use super::timer::Firing;
 use crate::aal5::{IPV4_HEADER, UDP_HEADER};
-use crate::ids::{ConnId, FlowId};
+use crate::ids::{ConnId, FlowId, HostId};
 use crate::tcp::TcpSegment;
 use atmlab_engine::SimTime;
 
 /// The transport layer of a run: its TCP connections and UDP flows.
 pub(super) struct Transport {
-    pub(super) conns: Vec<super::TcpConn>,
-    pub(super) flows: Vec<super::UdpCbr>,
+    conns: Vec<super::TcpConn>,
+    flows: Vec<super::UdpCbr>,
     /// Reused buffer for the segments a TCP event sends.
-    pub(super) scratch: Vec<crate::tcp::TcpSegment>,
+    scratch: Vec<crate::tcp::TcpSegment>,
 }
 
 impl Transport {
+    pub(super) fn new(conns: Vec<super::TcpConn>, flows: Vec<super::UdpCbr>) -> Transport {
+        Transport { conns, flows, scratch: Vec::with_capacity(256) }
+    }
+
+    /// Schedules every connection's start and stop and every flow's first
+    /// datagram.
+    pub(super) fn start(&mut self, k: &mut Kernel) {
+        for (i, c) in self.conns.iter().enumerate() {
+            k.queue.push(c.start, APP, Event::TcpStart(ConnId(i as u32)));
+            if let Some(t) = c.stop {
+                k.queue.push(t, APP, Event::TcpStop(ConnId(i as u32)));
+            }
+        }
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            if let Some(t) = f.due(0, SimTime::ZERO) {
+                k.queue.push(t, APP, Event::UdpSend(FlowId(i as u32), 0));
+            }
+        }
+    }
+
+    /// A datagram of flow `f` arrived at its sink's host at `now` (before
+    /// its receiving CPU).
+    pub(super) fn udp_arrived(&mut self, f: FlowId, now: SimTime) {
+        self.flows[f.idx()].record_arrival(now);
+    }
+
+    /// The ends of connection `c`: its sender's and its receiver's.
+    pub(super) fn conn_ends(&self, c: u32) -> (VcEnd, VcEnd) {
+        let c = &self.conns[c as usize];
+        (c.src, c.dst)
+    }
+
+    /// The ends of flow `f`: its source's and its sink's.
+    pub(super) fn flow_ends(&self, f: u32) -> (VcEnd, VcEnd) {
+        let f = &self.flows[f as usize];
+        (f.src, f.dst)
+    }
+
+    /// Whether a UDP flow starts at host `h`.
+    pub(super) fn sends_udp_from(&self, h: HostId) -> bool {
+        self.flows.iter().any(|f| f.src.host == h)
+    }
+
+    /// The connections with an end at host `h`.
+    pub(super) fn conns_at(&self, h: HostId) -> Vec<ConnId> {
+        (0..self.conns.len())
+            .filter(|&c| self.conns[c].src.host == h || self.conns[c].dst.host == h)
+            .map(|c| ConnId(c as u32))
+            .collect()
+    }
+
+    /// The earliest time, not before `now`, at which connection `c` may act
+    /// on its own: a timer, or its application starting or stopping.
+    pub(super) fn next_own_event(&self, c: ConnId, now: SimTime) -> Option<SimTime> {
+        let c = &self.conns[c.idx()];
+        let timers = [c.rto_timer.pending(), c.delack_timer.pending(), c.write_timer.pending()];
+        let app = [Some(c.start), c.stop].map(|a| a.filter(|&a| a >= now));
+        timers.into_iter().chain(app).flatten().min()
+    }
+
+    /// The TCP connections.
+    pub(super) fn connections(&self) -> &[super::TcpConn] {
+        &self.conns
+    }
+
+    /// Whether the run has TCP connections.
+    pub(super) fn has_connections(&self) -> bool {
+        !self.conns.is_empty()
+    }
+
+    /// Each TCP sender's end and MSS.
+    pub(super) fn senders(&self) -> impl Iterator<Item = (VcEnd, u32)> + '_ {
+        self.conns.iter().map(|c| (c.src, c.sender.config().mss))
+    }
+
+    /// Connection `c`'s name.
+    pub(super) fn conn_name(&self, c: ConnId) -> &str {
+        &self.conns[c.idx()].name
+    }
+
+    /// Flow `f`'s name.
+    pub(super) fn flow_name(&self, f: FlowId) -> &str {
+        &self.flows[f.idx()].name
+    }
+
+    /// Each TCP connection's results over a run of `dur` seconds.
+    pub(super) fn connection_results(&self, dur: f64, host_name: &dyn Fn(HostId) -> String) -> Vec<ConnectionResult> {
+        self.conns
+            .iter()
+            .map(|c| {
+                let s = &c.sender.stats;
+                let bytes = c.receiver.stats.bytes_delivered;
+                ConnectionResult {
+                    name: c.name.clone(),
+                    variant: c.sender.config().variant.name(),
+                    mss: c.sender.mss(),
+                    src: host_name(c.src.host),
+                    dst: host_name(c.dst.host),
+                    bytes_delivered: bytes,
+                    goodput_bps: bytes as f64 * 8.0 / dur,
+                    segments_sent: s.segments_sent,
+                    retransmitted_segments: s.retransmitted_segments,
+                    retransmitted_bytes: s.retransmitted_bytes,
+                    timeouts: s.timeouts,
+                    fast_retransmits: s.fast_retransmits,
+                    dupacks_received: s.dupacks_received,
+                    final_cwnd_bytes: c.sender.cwnd(),
+                    final_ssthresh_bytes: c.sender.ssthresh(),
+                    srtt_s: c.sender.rtt().srtt().map(|d| d.as_secs_f64()),
+                    completed_at_s: c.completed_at.map(|t| t.as_secs_f64()),
+                    started_at_s: c.start.as_secs_f64(),
+                    transfer_throughput_bps: c
+                        .completed_at
+                        .filter(|&t| t > c.start)
+                        .map(|t| bytes as f64 * 8.0 / (t - c.start).as_secs_f64()),
+                }
+            })
+            .collect()
+    }
+
+    /// Each UDP flow's results over a run of `dur` seconds; `in_flight(f)`:
+    /// flow `f`'s datagrams still on their way (not lost).
+    pub(super) fn flow_results(
+        &self,
+        dur: f64,
+        host_name: &dyn Fn(HostId) -> String,
+        in_flight: impl Fn(u32) -> u64,
+    ) -> Vec<UdpFlowResult> {
+        self.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = &f.stats;
+                let mean = (s.received > 0).then(|| secs(s.delay_sum_ps / u128::from(s.received)));
+                let gaps = interarrival(&f.arrivals);
+                UdpFlowResult {
+                    name: f.name.clone(),
+                    src: host_name(f.src.host),
+                    dst: host_name(f.dst.host),
+                    refused: f.is_refused(),
+                    sent: s.sent,
+                    received: s.received,
+                    fragments_sent: s.fragments_sent,
+                    lost: s.sent - s.received - in_flight(i as u32),
+                    throughput_bps: s.bytes_received as f64 * 8.0 / dur,
+                    mean_delay_s: mean,
+                    max_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps))),
+                    min_delay_s: (s.received > 0).then(|| secs(u128::from(s.delay_min_ps))),
+                    delay_variation_s: (s.received > 0).then(|| secs(u128::from(s.delay_max_ps - s.delay_min_ps))),
+                    session_throughput_bps: match (s.first_sent, s.last_received) {
+                        (Some(a), Some(b)) if b > a => Some(s.bytes_received as f64 * 8.0 / (b - a).as_secs_f64()),
+                        _ => None,
+                    },
+                    arrivals_recorded: f.arrivals.len() as u64,
+                    interarrival_mean_s: gaps.map(|(m, _)| m),
+                    interarrival_std_s: gaps.map(|(_, sd)| sd),
+                }
+            })
+            .collect()
+    }
+
+    /// Quantity `q` of connection `c`, for a probe.
+    pub(super) fn sample_conn(&self, c: ConnId, q: ConnQuantity) -> Sample {
+        let c = &self.conns[c.idx()];
+        match q {
+            ConnQuantity::Cwnd => Sample::Level(c.sender.cwnd() as f64),
+            ConnQuantity::Ssthresh => Sample::Level(c.sender.ssthresh() as f64),
+            ConnQuantity::Rto => Sample::Level(c.sender.rtt().rto().as_secs_f64()),
+            ConnQuantity::Srtt => Sample::Level(c.sender.rtt().srtt().map_or(0.0, |d| d.as_secs_f64())),
+            ConnQuantity::Goodput => Sample::Bytes(c.receiver.stats.bytes_delivered),
+        }
+    }
+
+    /// Flow `f`'s goodput, for a probe.
+    pub(super) fn sample_flow(&self, f: FlowId) -> Sample {
+        Sample::Bytes(self.flows[f.idx()].stats.bytes_received)
+    }
+
     /// A UDP datagram of flow `f` (`len` bytes of payload, sent at
     /// `sent_at`) reached its sink now.
     fn udp_received(&mut self, k: &Kernel, f: u32, len: u32, sent_at: SimTime) {
@@ -186,7 +367,7 @@ impl Simulation {
         if let Some(t) = flow.due(k + 1, self.k.now) {
             self.k.queue.push(t, APP, Event::UdpSend(f, k + 1));
         }
-        let host = &self.hosts.list[src.host.idx()];
+        let host = self.hosts.get(src.host);
         let dest = Endpoint::UdpSink(f.0);
         if len + UDP_HEADER + IPV4_HEADER <= host.mtu {
             self.transport.flows[f.idx()].stats.fragments_sent += 1;

@@ -33,10 +33,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::Simulation;
-use super::kernel::{Event, SLOT};
 use crate::atm::NextHop;
 use crate::ids::{PortId, PullId};
+use crate::sim::Simulation;
+use crate::sim::kernel::{Event, SLOT, order_key};
 use atmlab_engine::{Duration, SimTime};
 
 /// A port that pulls its arrivals, and the head cells of its links.
@@ -66,16 +66,16 @@ const PULL_SLOTS: u64 = 32;
 const PREFETCH_AHEAD: usize = 3;
 
 /// No port pulls the link's cells (see [`Simulation::pulled_by`]).
-pub(super) const NOT_PULLED: u32 = u32::MAX;
+pub(in crate::sim) const NOT_PULLED: u32 = u32::MAX;
 
 impl Simulation {
     /// Chooses the ports that pull their arrivals (see the module docs).
-    pub(super) fn start_pulls(&mut self, elide: bool, vs_vd: bool) {
+    pub(in crate::sim) fn start_pulls(&mut self, elide: bool, vs_vd: bool) {
         if !elide || vs_vd {
             return;
         }
         let n = self.net.ports.len();
-        let feeders = super::feeders(&self.net.ports);
+        let feeders = crate::sim::feeders(&self.net.ports);
         // A link feeds its port alone if every VC on it goes there, taken
         // by arrival events (not an eager hop).
         let dedicated: Vec<bool> = self
@@ -117,7 +117,7 @@ impl Simulation {
     /// Link `link`, whose cells pull `k` takes, has a new head cell
     /// arriving at `at`.
     #[inline]
-    pub(super) fn pull_head(&mut self, k: u32, link: PortId, at: SimTime) {
+    pub(in crate::sim) fn pull_head(&mut self, k: u32, link: PortId, at: SimTime) {
         let pull = &mut self.net.pulls[k as usize];
         pull.heads.push(Reverse(order_key(at.as_ps(), link.0)));
         self.arm_pull(k);
@@ -138,7 +138,7 @@ impl Simulation {
     }
 
     /// Pull `k`'s wake-up: every arrival up to now is taken.
-    pub(super) fn on_pull(&mut self, k: PullId) {
+    pub(in crate::sim) fn on_pull(&mut self, k: PullId) {
         let k = k.0;
         let now = self.k.now;
         if self.net.pulls[k as usize].wake == Some(now) {
@@ -152,7 +152,7 @@ impl Simulation {
     /// one that is itself an arrival on link `tie`, or (`None`) any later
     /// class of event at that instant.
     #[inline]
-    pub(super) fn take_all_pulled(&mut self, t: SimTime, tie: Option<u32>) {
+    pub(in crate::sim) fn take_all_pulled(&mut self, t: SimTime, tie: Option<u32>) {
         for k in 0..self.net.pulls.len() as u32 {
             self.take_pulled(k, t, tie);
         }
@@ -161,7 +161,7 @@ impl Simulation {
     /// Pull `k` takes the arrivals before a reader at `t` (as
     /// [`take_all_pulled`](Self::take_all_pulled)), in order, each as its
     /// arrival event would have.
-    pub(super) fn take_pulled(&mut self, k: u32, t: SimTime, tie: Option<u32>) {
+    pub(in crate::sim) fn take_pulled(&mut self, k: u32, t: SimTime, tie: Option<u32>) {
         // Arrivals before (t, tie): those whose key is below this bound.
         let bound = match tie {
             Some(l) => order_key(t.as_ps(), l),
@@ -193,16 +193,8 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The ports that pull their arrivals (`sim/pull.rs`).
+    /// The ports that pull their arrivals (`sim/network/pull.rs`).
     pub fn pulling_ports(&self) -> Vec<PortId> {
         self.net.pulls.iter().map(|pull| pull.port).collect()
     }
-}
-
-/// The order of something at `at_ps` with tie `index` (an arrival on link
-/// `index`; a cell source's member `index`) as one integer: time first,
-/// then the index.
-#[inline]
-pub(super) fn order_key(at_ps: u64, index: u32) -> u128 {
-    (u128::from(at_ps) << 64) | u128::from(index)
 }

@@ -3,10 +3,13 @@
 //! output port that takes it (see `atm/port.rs` for the two port modes and
 //! the eager hops that skip arrival events).
 
+mod pull;
+
 use super::Simulation;
 use super::kernel::{ARRIVAL, Event, SLOT};
+use super::probes::{PortQuantity, Sample};
 use super::settle::Reader;
-use crate::atm::{Carries, Cell, NextHop, Offer, Pti, VcLabel};
+use crate::atm::{Carries, Cell, NextHop, Offer, Port, Pti, VcLabel};
 use crate::ids::PortId;
 use crate::pdu::PduId;
 use atmlab_engine::SimTime;
@@ -15,18 +18,217 @@ use atmlab_engine::SimTime;
 /// links, switches, the policers at switch inputs, the ports that pull
 /// their arrivals and the packet capture of tapped links.
 pub(super) struct Network {
-    pub(super) ports: Vec<crate::atm::Port>,
+    ports: Vec<Port>,
     /// Per port: whether a switch owns it (else a host: its adapter).
-    pub(super) port_is_switch: Vec<bool>,
-    pub(super) switches: Vec<crate::atm::Switch>,
-    pub(super) upcs: Vec<super::build::Upc>,
+    port_is_switch: Vec<bool>,
+    switches: Vec<crate::atm::Switch>,
+    upcs: Vec<super::build::Upc>,
     /// The ports that pull their arrivals (`pull.rs`).
-    pub(super) pulls: Vec<super::pull::Pull>,
+    pulls: Vec<pull::Pull>,
     /// Per link: the pull that takes its cells, or `pull::NOT_PULLED`
     /// (empty when no port pulls).
-    pub(super) pulled_by: Vec<u32>,
+    pulled_by: Vec<u32>,
     /// The packet capture of the tapped links, if any (`capture.rs`).
-    pub(super) capture: Option<Box<super::capture::Capture>>,
+    capture: Option<Box<super::capture::Capture>>,
+}
+
+/// The cells of every port and link, for the conservation check.
+pub(super) struct LinkTotals {
+    pub(super) dropped: u64,
+    pub(super) queued: u64,
+    pub(super) on_links: u64,
+    pub(super) sent: u64,
+    pub(super) lost: u64,
+}
+
+impl Network {
+    pub(super) fn new(
+        ports: Vec<Port>,
+        port_is_switch: Vec<bool>,
+        switches: Vec<crate::atm::Switch>,
+        upcs: Vec<super::build::Upc>,
+        capture: Option<Box<super::capture::Capture>>,
+    ) -> Network {
+        Network { ports, port_is_switch, switches, upcs, pulls: Vec::new(), pulled_by: Vec::new(), capture }
+    }
+
+    /// Every port, by its [`PortId`].
+    #[inline]
+    pub(super) fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    /// Every port, to change.
+    #[inline]
+    pub(super) fn ports_mut(&mut self) -> &mut [Port] {
+        &mut self.ports
+    }
+
+    /// Port `p`.
+    #[inline]
+    pub(super) fn port(&self, p: PortId) -> &Port {
+        &self.ports[p.idx()]
+    }
+
+    /// Port `p`, to change.
+    #[inline]
+    pub(super) fn port_mut(&mut self, p: PortId) -> &mut Port {
+        &mut self.ports[p.idx()]
+    }
+
+    /// Every switch.
+    pub(super) fn switches(&self) -> &[crate::atm::Switch] {
+        &self.switches
+    }
+
+    /// Switch `s`'s name.
+    pub(super) fn switch_name(&self, s: crate::ids::SwitchId) -> &str {
+        &self.switches[s.idx()].name
+    }
+
+    /// The packet capture, if any link is tapped.
+    #[inline]
+    pub(super) fn capture(&self) -> Option<&super::capture::Capture> {
+        self.capture.as_deref()
+    }
+
+    /// The packet capture, to change.
+    #[inline]
+    pub(super) fn capture_mut(&mut self) -> Option<&mut super::capture::Capture> {
+        self.capture.as_deref_mut()
+    }
+
+    /// Port `p`'s name.
+    pub(super) fn port_name(&self, p: PortId) -> &str {
+        &self.ports[p.idx()].name
+    }
+
+    /// Port `p`'s name and its link's rate.
+    pub(super) fn link(&self, p: PortId) -> (&str, atmlab_engine::BitRate) {
+        let port = &self.ports[p.idx()];
+        (&port.name, port.rate)
+    }
+
+    /// Cells the policers discarded.
+    pub(super) fn policed(&self) -> u64 {
+        self.upcs.iter().map(|u| u.policer.stats.discarded).sum()
+    }
+
+    /// Checks that every port's cells offered = sent + dropped + queued, and
+    /// totals them over ports and links.
+    pub(super) fn conservation(&self) -> Result<LinkTotals, super::SimulationError> {
+        let mut t = LinkTotals { dropped: 0, queued: 0, on_links: 0, sent: 0, lost: 0 };
+        for p in &self.ports {
+            let s = &p.stats;
+            let d = p.dropped();
+            let q = u64::from(p.queued());
+            if s.cells_in != s.cells_out + d + q {
+                return Err(super::SimulationError::Conservation(format!(
+                    "port {}: {} cells offered != {} sent + {} dropped + {} queued",
+                    p.name, s.cells_in, s.cells_out, d, q
+                )));
+            }
+            t.dropped += d;
+            t.queued += q;
+            t.on_links += p.in_flight() as u64;
+            t.sent += s.cells_out;
+            t.lost += s.lost_on_link;
+        }
+        Ok(t)
+    }
+
+    /// Each port's results for a run that ended at `end`.
+    pub(super) fn port_results(&self, end: SimTime) -> Vec<super::PortResult> {
+        self.ports
+            .iter()
+            .zip(&self.port_is_switch)
+            .map(|(p, &sw)| {
+                let st = &p.stats;
+                super::PortResult {
+                    name: p.name.clone(),
+                    kind: if sw { "switch" } else { "host" },
+                    rate_bps: p.rate.bps(),
+                    cells_in: st.cells_in,
+                    cells_out: st.cells_out,
+                    dropped: p.dropped(),
+                    dropped_overflow: st.dropped_overflow,
+                    dropped_frame: st.dropped_frame,
+                    dropped_clp: st.dropped_clp,
+                    lost_on_link: st.lost_on_link,
+                    max_queue: p.max_queue(),
+                    mean_queue: p.mean_queue(end),
+                    utilization: match p.slots_before(end) {
+                        0 => 0.0,
+                        slots => st.cells_out as f64 / slots as f64,
+                    },
+                    categories: crate::atm::ServiceCategory::ALL
+                        .iter()
+                        .zip(st.per_category)
+                        .filter(|(_, c)| c.cells_in > 0)
+                        .map(|(cat, c)| {
+                            let (max_queue, mean_queue) = p.category_queue(*cat, end);
+                            (
+                                cat.name(),
+                                super::CategoryResult {
+                                    cells_in: c.cells_in,
+                                    dropped: c.dropped,
+                                    max_queue,
+                                    mean_queue,
+                                },
+                            )
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Each policer's counters.
+    pub(super) fn upc_results(&self) -> Vec<super::UpcResult> {
+        self.upcs
+            .iter()
+            .map(|u| super::UpcResult {
+                vc: u.vc.clone(),
+                at: u.at.clone(),
+                conformance: u.policer.contract().conformance.name(),
+                cells: u.policer.stats.cells,
+                tagged: u.policer.stats.tagged,
+                discarded: u.policer.stats.discarded,
+            })
+            .collect()
+    }
+
+    /// Cells in port queues and on links.
+    pub(super) fn held_cells(&self) -> u64 {
+        self.ports.iter().map(|p| p.held_cells()).sum()
+    }
+
+    /// Cell entries allocated for port queues, links and frame ends.
+    pub(super) fn cell_capacity(&self) -> u64 {
+        self.ports.iter().map(|p| p.cell_capacity()).sum()
+    }
+
+    /// What each port holds, for the memory guard.
+    pub(super) fn tally(&self, tally: &mut super::guard::Tally) {
+        for p in &self.ports {
+            tally.add(p.held_cells(), || format!("port {} (its queue and link)", p.name));
+        }
+    }
+
+    /// Quantity `q` of port `p` at `now`, for a probe. Probes come after
+    /// slots at an instant: a cell whose slot starts now has left the queue.
+    pub(super) fn sample_port(&mut self, p: PortId, q: PortQuantity, now: SimTime) -> Sample {
+        let port = &mut self.ports[p.idx()];
+        match q {
+            PortQuantity::Reading(_) => unreachable!("a controller's reading is the controller's to give"),
+            PortQuantity::CategoryQueue(cat) => {
+                Sample::Level(f64::from(port.category_queued_at(cat, now).saturating_sub(port.starting_at(now))))
+            }
+            PortQuantity::Queue => Sample::Level(f64::from(port.queued_at(now) - port.starting_at(now))),
+            PortQuantity::Drops => Sample::Count(port.dropped()),
+            PortQuantity::Utilization => Sample::Utilization { sent: port.sent_by(now), slots: port.slots_before(now) },
+        }
+    }
 }
 
 impl Simulation {
@@ -94,7 +296,7 @@ impl Simulation {
             self.raw_received(host, vc, Some(arrival));
         } else if let Some(t) = self.net.ports[p.idx()].put_on_link(arrival, cell) {
             match self.net.pulled_by.get(p.idx()) {
-                Some(&k) if k != super::pull::NOT_PULLED => self.pull_head(k, p, t),
+                Some(&k) if k != pull::NOT_PULLED => self.pull_head(k, p, t),
                 _ => self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p)),
             }
         }
@@ -184,7 +386,7 @@ impl Simulation {
             }
         }
         let cell = cell.relabelled(label, vc);
-        if !self.control.switching {
+        if !self.control.switching() {
             self.offer_to_port(port, at, cell);
         } else {
             self.enter_switch_abr(port, at, cell, link, EAGER);
