@@ -4,10 +4,12 @@ A cell-hop is one cell crossing one link. The benchmark runs, in one process
 on one core (the simulation is single-threaded), the bare event loop of
 ``atmlab-engine`` (a heap of cell events through one FIFO port, no protocol
 logic) before and after the scenarios, so that the machine's speed and noise
-are measured in the same run, and the bundled ``nsource_lan`` and
-``nsource_wan`` scenarios with TCP and every metric on, and ``tcp-abr/wan``
-(97-0177R2's WAN: 15 TCP over ABR with ERICA+ at every switch port and 9
-video sources; docs/benchmark.md says which events its run elides).
+are measured in the same run, and the bundled scenarios of :data:`SCENARIOS`
+with TCP and every metric on: the ``nsource_lan`` and ``nsource_wan``
+dumbbells, ``tcp-abr/wan`` (97-0177R2's WAN: 15 TCP over ABR with ERICA+ at
+every switch port and 9 video sources; docs/benchmark.md says which events
+its run elides), 97-0424's WAN with a guaranteed rate under ON/OFF VBR,
+EXPERT's bottleneck and 97-0177R2's satellite case.
 Only the run itself is timed (not parsing or building the network).
 
 The ratios depend on the machine more than the bare loop's correction
@@ -29,7 +31,33 @@ from .errors import checked_int
 # statistics, platform, the result and scenario modules are imported where
 # used: the command line imports this module (MAX_ROUNDS) at start-up.
 
-SCENARIOS = {"lan": "nsource_lan", "wan": "nsource_wan", "abr": "tcp-abr/wan"}
+@dataclass(frozen=True)
+class Case:
+    """A bundled scenario as the benchmark runs it: its name and the
+    overrides (``--set``) that shorten it or pick the configuration."""
+
+    scenario: str
+    overrides: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        return " ".join((self.scenario, *self.overrides))
+
+
+# Each port kind and each study's costliest configuration (issue 31): the
+# LAN and WAN dumbbells (pipelined FIFO ports), 97-0177R2's WAN (ABR end
+# systems, ERICA+ at every port, video), 97-0424's WAN with a guaranteed
+# rate for UBR under strict-priority ON/OFF VBR (slotted ports, the GR
+# scheduler, Selective Drop), EXPERT's bottleneck (per-VC round robin in a
+# VP-shaped port, EPD) and 97-0177R2's satellite-to-satellite case (ABR
+# over two 275 ms hops).
+SCENARIOS: dict[str, Case] = {
+    "lan": Case("nsource_lan"),
+    "wan": Case("nsource_wan"),
+    "abr": Case("tcp-abr/wan"),
+    "gr": Case("ubr-gr/wan", ("params.gr=0.5", "simulation.duration=10 s")),
+    "expert": Case("expert/expert", ("simulation.duration=30 s",)),
+    "sat": Case("tcp-abr/sat_sat", ("simulation.duration=20 s",)),
+}
 BASELINE_CELLS = 4_000_000
 MAX_ROUNDS = 100  # `atmlab bench --rounds`: 100 rounds are some 5 minutes
 
@@ -50,11 +78,11 @@ def baseline(cells: int = BASELINE_CELLS) -> Measurement:
     return Measurement(sim_s, wall_s, hops)
 
 
-def scenario(name: str) -> Measurement:
+def scenario(case: Case) -> Measurement:
     from .result import Result
     from .scenario import bundled, load
 
-    sc = load(bundled(name))
+    sc = load(bundled(case.scenario), overrides=list(case.overrides))
     raw, wall_s = _core.bench_scenario(sc.to_json(), None)
     r = Result(raw)
     return Measurement(r.duration_s, wall_s, int(r.cell_hops))
@@ -110,8 +138,8 @@ def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
     measured: dict[str, list[Measurement]] = {key: [] for key in SCENARIOS}
     for _ in range(rounds):
         before = baseline(cells)
-        for key, name in SCENARIOS.items():
-            measured[key].append(scenario(name))
+        for key, case in SCENARIOS.items():
+            measured[key].append(scenario(case))
         after = baseline(cells)
         baseline_runs += [before.cell_hops_per_s, after.cell_hops_per_s]
         bases.append(statistics.fmean([before.cell_hops_per_s, after.cell_hops_per_s]))
@@ -121,7 +149,7 @@ def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
         ms = measured[key]
         ratios = [m.cell_hops_per_s / b for m, b in zip(ms, bases, strict=True)]
         return {
-            "scenario": SCENARIOS[key],
+            "scenario": SCENARIOS[key].label(),
             "cell_hops_per_s": statistics.median(m.cell_hops_per_s for m in ms),
             "sim_s": ms[0].sim_s,
             "wall_s": statistics.median(m.wall_s for m in ms),

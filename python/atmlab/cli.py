@@ -350,8 +350,10 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     time of whole commands around small runs.
 
     Runs the bare event loop (no protocol logic) before and after the
-    nsource_lan and nsource_wan scenarios (TCP and all metrics on) and
+    nsource_lan and nsource_wan scenarios (TCP and all metrics on),
     tcp-abr/wan (97-0177R2's WAN: TCP over ABR with ERICA+ and video),
+    97-0424's WAN with a guaranteed rate under ON/OFF VBR (ubr-gr/wan),
+    EXPERT's bottleneck and 97-0177R2's satellite case (tcp-abr/sat_sat),
     single core, and prints each figure and its ratio to the bare loop.
     Then times, each in a new process, `atmlab --version`, `atmlab run` of
     a 1-millisecond voice scenario, `atmlab run` and a 1-run `atmlab sweep`
@@ -362,7 +364,7 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     from . import bench as bench_mod
 
     if not as_json:
-        err.print(f"running the baseline, {', '.join(bench_mod.SCENARIOS.values())}, baseline"
+        err.print(f"running the baseline, {', '.join(c.scenario for c in bench_mod.SCENARIOS.values())}, baseline"
                   + (f", {rounds} times" if rounds > 1 else "")
                   + (", then the commands ..." if overhead else " ..."))
     res = bench_mod.run(quick=quick, rounds=rounds)
