@@ -374,9 +374,12 @@ def describe(data: Mapping[str, Any], source: str = "") -> Network:
         elif algorithm == "fixed_rate":
             er = parse_rate(abr.get("er"), _where(source, f"{where}.er"))
             er_cap[name] = (Fraction(er, CELL_BITS), f"{where}.er")
-        elif algorithm not in ("erica_plus", "efci"):
-            raise OracleError(_where(source, f"{where}.algorithm") + f": the oracle knows no target for "
-                              f"{algorithm!r}")
+        elif "target_utilization" in abr:
+            # Any other algorithm that aims at a share of the link says so by
+            # this key; one that does not aims at the whole link (ERICA+,
+            # EFCI and binary schemes, explicit-rate schemes at U = 1).
+            u = abr["target_utilization"]
+            target[name] = _frac(u if not isinstance(u, float) else Decimal(repr(u)), _where(source, where))
 
     links_used: dict[str, list[str]] = {}
     vcs: list[Vc] = []

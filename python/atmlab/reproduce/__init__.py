@@ -43,6 +43,11 @@ REGISTRY: tuple[Entry, ...] = (
           "S. Kalyanaraman, B. Vandalore, R. Jain, R. Goyal, S. Fahmy, S.-C. Kim, S. Kota, Performance of TCP over "
           "ABR with Long-Range Dependent VBR Background Traffic over Terrestrial and Satellite ATM networks, ATM "
           "Forum 97-0177R2, 1997", aliases=("97-0177",), default_replications=5),
+    Entry("atmf-fairness", "The ATM Forum's fairness configurations (GFC-1, GFC-2, parking lots, upstream, two, "
+          "three and N sources): every ABR switch algorithm against the exact max-min rates",
+          "ATM Forum test configurations (Simcoe, Test configurations for fairness and other tests, ATM Forum "
+          "94-0557, 1994, and the OSU group's contributions); max-min rates by progressive filling (Bertsekas and "
+          "Gallager, Data Networks, 1992, s6.5.2)"),
 )
 
 __all__ = ["REGISTRY", "Agreement", "Entry", "Options", "Progress", "Reproduction", "SweepsRun", "default_replications",
