@@ -33,6 +33,7 @@
 pub mod efci;
 pub mod erica;
 pub mod fixed;
+pub mod reading;
 
 use crate::abr::RmCell;
 use atmlab_engine::SimTime;
