@@ -405,7 +405,7 @@ fn eprca_family(path: &str, keys: Map<String, Value>, aprc: bool) -> Result<Cont
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CapcKeys {
-    /// U: the target is U x (link - CBR and VBR), (0, 1] (default 0.95).
+    /// U: the target is U x link - CBR and VBR, (0, 1] (default 0.95).
     target_utilization: Option<f64>,
     /// Rup: the slope of the increase (default 0.05).
     increase_slope: Option<f64>,
@@ -457,7 +457,7 @@ fn capc(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, ScenarioE
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct OsuKeys {
-    /// U: the target is U x (link - CBR and VBR), (0, 1] (default 0.9).
+    /// U: the target is U x link - CBR and VBR, (0, 1] (default 0.9).
     target_utilization: Option<f64>,
     /// delta: the target band of the load level is 1 - delta .. 1 + delta,
     /// [0, 1) (default 0.1).
@@ -503,7 +503,7 @@ fn osu(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, ScenarioEr
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CharnyKeys {
-    /// U: the capacity shared is U x (link - CBR and VBR), (0, 1]
+    /// U: the capacity shared is U x link - CBR and VBR, (0, 1]
     /// (default 1).
     target_utilization: Option<f64>,
     /// `exact` (default) or `two_pass`.

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! at the end of an interval (N ABR cells or the time T):
-//!     target = U max(LinkRate - hpRate, 0)
+//!     target = max(U LinkRate - hpRate, 0)          (ERICA's ABR capacity)
 //!     z      = inputRate / target                    (infinite with no target)
 //!     z <= 1:  ERX = min(ERU, 1 + (1 - z) Rup)
 //!     z >  1:  ERX = max(ERF, 1 - (z - 1) Rdn)
@@ -48,7 +48,7 @@ pub const INITIAL_SHARE: f64 = 0.1;
 /// CAPC's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CapcParams {
-    /// U: the target is `U (LinkRate - hpRate)`, in (0, 1] (0.95; the star
+    /// U: the target is `U LinkRate - hpRate`, in (0, 1] (0.95; the star
     /// takes an absolute target rate instead).
     pub target_utilization: f64,
     /// Rup: the slope of the increase, more than 0 (0.05, the star's).
@@ -174,7 +174,7 @@ impl Capc {
     /// The end-of-interval rule from the interval's rates.
     fn close(&mut self, abr_rate: f64, hp_rate: f64) {
         self.hp_rate = hp_rate;
-        self.target = self.params.target_utilization * (self.link_rate - hp_rate).max(0.0);
+        self.target = (self.params.target_utilization * self.link_rate - hp_rate).max(0.0);
         self.z = if self.target > 0.0 { abr_rate / self.target } else { f64::INFINITY };
         let ers = self.ers * factor(&self.params, self.z);
         self.ers = ers.min(self.target).max(ERS_FLOOR);
@@ -341,7 +341,7 @@ mod tests {
         assert_eq!(c.meter.intervals(), 1);
         assert_eq!(c.deadline(), Some(at(100) + Duration::from_ms(1)));
         // 100 cells in 283.2 us: 353,107 cells/s, 20 of them VBR.
-        let target = 0.95 * (353_207.55 - 20.0 / 283.2e-6);
+        let target = 0.95 * 353_207.55 - 20.0 / 283.2e-6;
         assert!((c.target() - target).abs() < 1e-6 * target);
         assert!(c.load_factor() > 1.0 && c.ers() < 0.1 * 0.95 * 353_207.55);
     }

@@ -8,7 +8,7 @@
 //! # The algorithm, mapped onto TM 4.0
 //!
 //! ```text
-//! C = U max(LinkRate - hpRate, 0)            (hpRate of the last interval; U = 1)
+//! C = max(U LinkRate - hpRate, 0)            (hpRate of the last interval; U = 1)
 //! on an FRM of VC i:  r_i = its CCR;  marked_i = r_i < A   (consistent marking)
 //!                     A = advertised()
 //! on a BRM:           ER = min(ER, A)
@@ -51,7 +51,7 @@ pub enum Iteration {
 /// Charny's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CharnyParams {
-    /// U: C = `U (LinkRate - hpRate)`, in (0, 1] (1: Charny shares the whole
+    /// U: C = `U LinkRate - hpRate`, in (0, 1] (1: Charny shares the whole
     /// link; no queue control, so a queue built once drains only with U < 1).
     pub target_utilization: f64,
     /// Exact or two passes (exact).
@@ -290,7 +290,7 @@ impl SwitchControl for Charny {
     fn deadline_reached(&mut self, now: SimTime, _abr_queue: u32) {
         let m = self.meter.end(now);
         self.hp_rate = m.hp_rate;
-        self.capacity = self.params.target_utilization * (self.link_rate - m.hp_rate).max(0.0);
+        self.capacity = (self.params.target_utilization * self.link_rate - m.hp_rate).max(0.0);
         self.expire(now);
         self.advertised = self.advertise();
     }

@@ -11,7 +11,7 @@
 //! At the end of an interval (ERICA's bounds):
 //!
 //! ```text
-//! target    = U max(LinkRate - hpRate, 0)          ("Target Cell Rate")
+//! target    = max(U LinkRate - hpRate, 0)          ("Target Cell Rate"; ERICA's ABR capacity)
 //! z         = inputRate / target                   (infinite with no target)
 //! nActive   = max(VCs seen in the interval, 1)
 //! fairShare = target / nActive
@@ -60,7 +60,7 @@ pub enum Fairness {
 /// The OSU scheme's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OsuParams {
-    /// U: the target is `U (LinkRate - hpRate)`, in (0, 1] (0.9, unverified).
+    /// U: the target is `U LinkRate - hpRate`, in (0, 1] (0.9, unverified).
     pub target_utilization: f64,
     /// delta: the band is `1 - delta <= z <= 1 + delta`, in [0, 1) (0.1,
     /// unverified).
@@ -198,7 +198,7 @@ impl Osu {
     fn end_interval(&mut self, now: SimTime) {
         let m = self.meter.end(now);
         self.hp_rate = m.hp_rate;
-        self.target = self.params.target_utilization * (self.link_rate - m.hp_rate).max(0.0);
+        self.target = (self.params.target_utilization * self.link_rate - m.hp_rate).max(0.0);
         self.z = if self.target > 0.0 { m.abr_rate / self.target } else { f64::INFINITY };
         self.n_active = self.seen_count.max(1);
         self.fair_share = self.target / self.n_active as f64;
