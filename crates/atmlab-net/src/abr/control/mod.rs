@@ -65,7 +65,9 @@ pub enum Timing {
     /// anything else reads between cells: told at once (EFCI).
     PerCell,
     /// It changes cells and keeps state that others read (a backward RM
-    /// cell's ER): its port never takes cells ahead of time.
+    /// cell's ER): its port never takes cells ahead of time. (EPRCA and APRC
+    /// marking EFCI; `Simulation::plan` does not keep such ports off eager
+    /// hops yet: docs/models/abr.md, "Switch control".)
     Exact,
 }
 
