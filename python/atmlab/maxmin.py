@@ -249,7 +249,12 @@ def parse_bytes(value: Any, what: str = "bytes") -> int:
 # in steady state its rates sum to the capacity with the queue near T0.
 # EFCI: 1 (binary feedback has no target rate; a fair EFCI switch fills the
 # link). fixed_rate: 1 on the link, and the ER caps each VC (a demand).
+# CAPC, OSU, Charny: their target_utilization, as ERICA's (target = U x link -
+# CBR/VBR). EPRCA, APRC: 1 (no target rate: they cut only while the queue is
+# long, so a fair one fills the link).
 ERICA_DEFAULT_U = Fraction(9, 10)
+# The defaults of the core (abr/control/*.rs, docs/models/abr.md).
+DEFAULT_U = {"erica": ERICA_DEFAULT_U, "capc": Fraction(95, 100), "osu": Fraction(9, 10), "charny": Fraction(1)}
 LLC_SNAP = 8
 AAL5_TRAILER = 8
 UDP_IP_HEADERS = 28
@@ -368,18 +373,21 @@ def describe(data: Mapping[str, Any], source: str = "") -> Network:
         if algorithm == "none":
             continue
         controlled.add(name)
-        if algorithm == "erica":
-            u = abr.get("target_utilization", ERICA_DEFAULT_U)
+        if algorithm in DEFAULT_U:
+            u = abr.get("target_utilization", DEFAULT_U[algorithm])
             target[name] = _frac(u if not isinstance(u, float) else Decimal(repr(u)), _where(source, where))
         elif algorithm == "fixed_rate":
             er = parse_rate(abr.get("er"), _where(source, f"{where}.er"))
             er_cap[name] = (Fraction(er, CELL_BITS), f"{where}.er")
+        elif algorithm in ("erica_plus", "efci", "eprca", "aprc"):
+            pass  # no target rate: the whole link
         elif "target_utilization" in abr:
-            # Any other algorithm that aims at a share of the link says so by
-            # this key; one that does not aims at the whole link (ERICA+,
-            # EFCI and binary schemes, explicit-rate schemes at U = 1).
+            # An algorithm the oracle does not know, which says its target.
             u = abr["target_utilization"]
             target[name] = _frac(u if not isinstance(u, float) else Decimal(repr(u)), _where(source, where))
+        else:
+            raise OracleError(_where(source, f"{where}.algorithm") + f": the oracle knows no target for "
+                              f"{algorithm!r}: give it the port's target_utilization")
 
     links_used: dict[str, list[str]] = {}
     vcs: list[Vc] = []

@@ -174,8 +174,8 @@ _UNITS: dict[str, str] = {
     **dict.fromkeys((
         "switch_cells_offered", "switch_cells_dropped", "link_cells_lost", "cell_hops", "dead_cells",
         "cells_sent", "cells_received", "data_cells", "frms_in_rate", "frms_out_of_rate", "brms_received",
-        "brms_sent", "brms_overwritten", "brms_lowered", "cells_waiting", "max_cells_waiting", "efci_marked", "cells",
-        "tagged", "discarded",
+        "brms_sent", "brms_overwritten", "brms_lowered", "brms_ci_set", "cells_waiting", "max_cells_waiting",
+        "efci_marked", "cells", "tagged", "discarded",
         "cells_in", "cells_out", "dropped", "dropped_overflow", "dropped_frame", "dropped_clp", "lost_on_link",
         "max_queue", "mean_queue"), "cells"),
     "mss": "bytes",

@@ -315,7 +315,8 @@ def result_html(r: Result, scenario: Mapping[str, Any] | None = None) -> str:
 # The headers of the controllers' readings that words alone would not make clear.
 _READING_HEADERS = {"load_factor": "load factor", "abr_capacity_bps": "ABR capacity", "fair_share_bps": "fair share",
                     "high_priority_bps": "VBR+CBR", "active_vcs": "active VCs", "efci_marked": "EFCI marked",
-                    "er_bps": "ER", "brms_lowered": "BRMs lowered"}
+                    "er_bps": "ER", "brms_lowered": "BRMs lowered", "brms_ci_set": "BRMs CI set",
+                    "macr_bps": "MACR"}
 
 
 def _reading(name: str, value: Any) -> str:

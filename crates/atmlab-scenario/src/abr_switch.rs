@@ -10,9 +10,13 @@
 
 use std::borrow::Cow;
 
+use atmlab_net::abr::control::capc::{CAPC_DEFAULTS, CapcParams};
+use atmlab_net::abr::control::charny::{CHARNY_DEFAULTS, CharnyParams, Iteration};
 use atmlab_net::abr::control::efci::EfciParams;
-use atmlab_net::abr::control::erica::{Counting, EricaParams, LoadAveraging, Variant};
+use atmlab_net::abr::control::eprca::{APRC_DEFAULTS, CiMarking, Congestion, EPRCA_DEFAULTS, MacrUpdate, Reduction};
+use atmlab_net::abr::control::erica::{AveragingInterval, Counting, EricaParams, LoadAveraging, Variant};
 use atmlab_net::abr::control::fixed::FixedRateParams;
+use atmlab_net::abr::control::osu::{Fairness, OSU_DEFAULTS, OsuParams};
 use atmlab_net::abr::control::{Algorithm, ControlConfig};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
@@ -35,7 +39,8 @@ impl<'de> Deserialize<'de> for AbrSwitchSpec {
 }
 
 /// The algorithms a scenario may name, with the keys of each.
-const NAMES: [&str; 5] = ["erica_plus", "erica", "efci", "fixed_rate", "none"];
+const NAMES: [&str; 10] =
+    ["erica_plus", "erica", "efci", "fixed_rate", "eprca", "aprc", "capc", "osu", "charny", "none"];
 
 /// The controller a port's `abr` table asks for (`None` for `algorithm =
 /// "none"`), every key checked against the algorithm; errors name the key
@@ -57,6 +62,11 @@ pub fn controller(path: &str, spec: &AbrSwitchSpec) -> Result<Option<ControlConf
         "erica" => erica_family(path, keys, false).map(Some),
         "efci" => efci(path, keys).map(Some),
         "fixed_rate" => fixed_rate(path, keys).map(Some),
+        "eprca" => eprca_family(path, keys, false).map(Some),
+        "aprc" => eprca_family(path, keys, true).map(Some),
+        "capc" => capc(path, keys).map(Some),
+        "osu" => osu(path, keys).map(Some),
+        "charny" => charny(path, keys).map(Some),
         "none" => match keys.keys().next() {
             Some(k) => Err(ScenarioError::new(format!("{path}.{k}"), "algorithm = \"none\" takes no keys")),
             None => Ok(None),
@@ -246,6 +256,289 @@ fn fixed_rate(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, Sce
     Ok(ControlConfig::FixedRate(FixedRateParams { er: a.er.0.bps() as f64 / atmlab_engine::CELL_BITS as f64 }))
 }
 
+// ------------------------------------------------------------ EPRCA, APRC
+
+/// The keys of EPRCA and APRC (docs/models/abr.md, "EPRCA and APRC");
+/// [`EPRCA_ONLY`] and [`APRC_ONLY`] are each one's own.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EprcaKeys {
+    /// AV: the weight of a new CCR in MACR, (0, 1] (default 1/16).
+    averaging_weight: Option<f64>,
+    /// DPF: the fair share is DPF x MACR, (0, 1] (default 7/8).
+    down_pressure_factor: Option<f64>,
+    /// ERF: congested, VCs above the fair share are cut to ERF x MACR
+    /// (default 15/16).
+    explicit_reduction_factor: Option<f64>,
+    /// MRF: very congested, every VC is cut to MRF x MACR (default 1/4).
+    major_reduction_factor: Option<f64>,
+    /// EPRCA: QT, congested above this ABR queue (default 100 cells).
+    queue_threshold: Option<Cells>,
+    /// DQT: very congested above this ABR queue (default 500 cells).
+    high_queue_threshold: Option<Cells>,
+    /// APRC: the queue's growth is sampled every this many ABR cells
+    /// (default 32).
+    growth_cells: Option<u32>,
+    /// `factors` (ERF and MRF, default) or `fair_share` (every VC to DPF x
+    /// MACR while congested).
+    reduction: Option<ReductionSpec>,
+    /// Lower ER at all (default true).
+    explicit_rate: Option<bool>,
+    /// Set CI in BRMs: `very_congested` (default), `congested` or `off`.
+    ci_marking: Option<CiMarkingSpec>,
+    /// Set EFCI on data cells while congested (default false).
+    efci_marking: Option<bool>,
+    /// `down_when_congested` (default: a congested port's MACR only
+    /// falls) or `always`.
+    macr_update: Option<MacrUpdateSpec>,
+}
+
+/// EPRCA's own keys.
+const EPRCA_ONLY: [&str; 1] = ["queue_threshold"];
+/// APRC's own keys.
+const APRC_ONLY: [&str; 1] = ["growth_cells"];
+
+/// Which VCs a congested EPRCA port cuts.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ReductionSpec {
+    /// ERF x MACR for VCs above the fair share, MRF x MACR for all when
+    /// very congested.
+    Factors,
+    /// DPF x MACR for every VC while congested.
+    FairShare,
+}
+
+/// When an EPRCA port sets CI.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum CiMarkingSpec {
+    /// Never.
+    Off,
+    /// While congested.
+    Congested,
+    /// While very congested.
+    VeryCongested,
+}
+
+/// When MACR follows a CCR.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum MacrUpdateSpec {
+    /// Always.
+    Always,
+    /// While congested, only down.
+    DownWhenCongested,
+}
+
+/// `threshold` cells as the core's count, errors at `path.key`.
+fn cells_u32(path: &str, key: &str, c: Cells) -> Result<u32, ScenarioError> {
+    u32::try_from(c.0).map_err(|_| ScenarioError::new(format!("{path}.{key}"), "too many cells"))
+}
+
+/// A key of the algorithm's sibling given to it: an error naming the key.
+fn not_its_key(
+    path: &str,
+    keys: &Map<String, Value>,
+    name: &str,
+    others: &[&str],
+    owner: &str,
+) -> Result<(), ScenarioError> {
+    match keys.keys().find(|k| others.contains(&k.as_str())) {
+        Some(k) => Err(ScenarioError::new(
+            format!("{path}.{k}"),
+            format!("is not a key of the {name} algorithm (it is {owner}'s)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// EPRCA or APRC (`aprc`) from its keys over its defaults.
+fn eprca_family(path: &str, keys: Map<String, Value>, aprc: bool) -> Result<ControlConfig, ScenarioError> {
+    let (name, others, owner) = if aprc { ("aprc", &EPRCA_ONLY, "eprca") } else { ("eprca", &APRC_ONLY, "aprc") };
+    not_its_key(path, &keys, name, others, owner)?;
+    let a: EprcaKeys = read(path, keys)?;
+    let mut p = if aprc { APRC_DEFAULTS } else { EPRCA_DEFAULTS };
+    p.congestion = match p.congestion {
+        Congestion::QueueLength { queue_threshold } => Congestion::QueueLength {
+            queue_threshold: a
+                .queue_threshold
+                .map_or(Ok(queue_threshold), |c| cells_u32(path, "queue_threshold", c))?,
+        },
+        Congestion::QueueGrowth { every } => Congestion::QueueGrowth { every: a.growth_cells.unwrap_or(every) },
+    };
+    p.averaging_weight = a.averaging_weight.unwrap_or(p.averaging_weight);
+    p.down_pressure_factor = a.down_pressure_factor.unwrap_or(p.down_pressure_factor);
+    p.explicit_reduction_factor = a.explicit_reduction_factor.unwrap_or(p.explicit_reduction_factor);
+    p.major_reduction_factor = a.major_reduction_factor.unwrap_or(p.major_reduction_factor);
+    if let Some(c) = a.high_queue_threshold {
+        p.high_queue_threshold = cells_u32(path, "high_queue_threshold", c)?;
+    }
+    if let Some(r) = a.reduction {
+        p.reduction = match r {
+            ReductionSpec::Factors => Reduction::Factors,
+            ReductionSpec::FairShare => Reduction::FairShare,
+        };
+    }
+    p.explicit_rate = a.explicit_rate.unwrap_or(p.explicit_rate);
+    if let Some(c) = a.ci_marking {
+        p.ci_marking = match c {
+            CiMarkingSpec::Off => CiMarking::Off,
+            CiMarkingSpec::Congested => CiMarking::Congested,
+            CiMarkingSpec::VeryCongested => CiMarking::VeryCongested,
+        };
+    }
+    p.efci_marking = a.efci_marking.unwrap_or(p.efci_marking);
+    if let Some(m) = a.macr_update {
+        p.macr_update = match m {
+            MacrUpdateSpec::Always => MacrUpdate::Always,
+            MacrUpdateSpec::DownWhenCongested => MacrUpdate::DownWhenCongested,
+        };
+    }
+    // Checked where the port is known (NetworkBuilder::set_abr_control).
+    Ok(ControlConfig::Eprca(p))
+}
+
+// ------------------------------------------------------------ CAPC
+
+/// The keys of CAPC (docs/models/abr.md, "CAPC").
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CapcKeys {
+    /// U: the target is U x link - CBR and VBR, (0, 1] (default 0.95).
+    target_utilization: Option<f64>,
+    /// Rup: the slope of the increase (default 0.05).
+    increase_slope: Option<f64>,
+    /// Rdn: the slope of the decrease (default 0.5).
+    decrease_slope: Option<f64>,
+    /// ERU: the largest factor of one increase (default 1.5).
+    increase_cap: Option<f64>,
+    /// ERF: the smallest factor of one decrease (default 0.5).
+    decrease_floor: Option<f64>,
+    /// DQT: CI is set above this ABR queue (default 200 cells).
+    ci_threshold: Option<Cells>,
+    /// The interval's time bound (default 1 ms).
+    interval: Option<Time>,
+    /// The interval's bound in ABR cells (default 100; 0: the time bound
+    /// only).
+    interval_cells: Option<u32>,
+}
+
+/// The interval `interval`, `interval_cells` over `default`.
+fn interval(default: AveragingInterval, time: Option<Time>, cells: Option<u32>) -> AveragingInterval {
+    AveragingInterval {
+        time: time.map_or(default.time, |t| t.0),
+        cells: match cells {
+            None => default.cells,
+            Some(0) => None,
+            Some(n) => Some(n),
+        },
+    }
+}
+
+fn capc(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, ScenarioError> {
+    let a: CapcKeys = read(path, keys)?;
+    let d = CAPC_DEFAULTS;
+    let ci_threshold = a.ci_threshold.map_or(Ok(d.ci_threshold), |c| cells_u32(path, "ci_threshold", c))?;
+    Ok(ControlConfig::Capc(CapcParams {
+        target_utilization: a.target_utilization.unwrap_or(d.target_utilization),
+        increase_slope: a.increase_slope.unwrap_or(d.increase_slope),
+        decrease_slope: a.decrease_slope.unwrap_or(d.decrease_slope),
+        increase_cap: a.increase_cap.unwrap_or(d.increase_cap),
+        decrease_floor: a.decrease_floor.unwrap_or(d.decrease_floor),
+        ci_threshold,
+        interval: interval(d.interval, a.interval, a.interval_cells),
+    }))
+}
+
+// ------------------------------------------------------------ the OSU scheme
+
+/// The keys of the OSU scheme (docs/models/abr.md, "The OSU scheme").
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct OsuKeys {
+    /// U: the target is U x link - CBR and VBR, (0, 1] (default 0.9).
+    target_utilization: Option<f64>,
+    /// delta: the target band of the load level is 1 - delta .. 1 + delta,
+    /// [0, 1) (default 0.1).
+    half_width: Option<f64>,
+    /// `basic` (default) or `aggressive`.
+    fairness: Option<FairnessSpec>,
+    /// The interval's time bound (default 5 ms).
+    interval: Option<Time>,
+    /// The interval's bound in ABR cells (default 500; 0: the time bound
+    /// only).
+    interval_cells: Option<u32>,
+}
+
+/// The OSU scheme's fairness option.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum FairnessSpec {
+    /// Inside the band, VCs above the fair share go down, those below up.
+    Basic,
+    /// Under load, VCs below the fair share rise faster.
+    Aggressive,
+}
+
+fn osu(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, ScenarioError> {
+    let a: OsuKeys = read(path, keys)?;
+    let d = OSU_DEFAULTS;
+    Ok(ControlConfig::Osu(OsuParams {
+        target_utilization: a.target_utilization.unwrap_or(d.target_utilization),
+        half_width: a.half_width.unwrap_or(d.half_width),
+        fairness: match a.fairness {
+            None => d.fairness,
+            Some(FairnessSpec::Basic) => Fairness::Basic,
+            Some(FairnessSpec::Aggressive) => Fairness::Aggressive,
+        },
+        interval: interval(d.interval, a.interval, a.interval_cells),
+    }))
+}
+
+// ------------------------------------------------------------ Charny
+
+/// The keys of Charny's algorithm (docs/models/abr.md, "Charny's
+/// algorithm").
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CharnyKeys {
+    /// U: the capacity shared is U x link - CBR and VBR, (0, 1]
+    /// (default 1).
+    target_utilization: Option<f64>,
+    /// `exact` (default) or `two_pass`.
+    iteration: Option<IterationSpec>,
+    /// A VC with no FRM for this long leaves the table (default 400 ms).
+    vc_timeout: Option<Time>,
+    /// The interval over which CBR and VBR are measured (default 5 ms).
+    interval: Option<Time>,
+}
+
+/// How Charny's advertised rate is computed.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum IterationSpec {
+    /// The fixed point of the marking at once.
+    Exact,
+    /// Two passes from the marks the FRMs left.
+    TwoPass,
+}
+
+fn charny(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, ScenarioError> {
+    let a: CharnyKeys = read(path, keys)?;
+    let d = CHARNY_DEFAULTS;
+    Ok(ControlConfig::Charny(CharnyParams {
+        target_utilization: a.target_utilization.unwrap_or(d.target_utilization),
+        iteration: match a.iteration {
+            None => d.iteration,
+            Some(IterationSpec::Exact) => Iteration::Exact,
+            Some(IterationSpec::TwoPass) => Iteration::TwoPass,
+        },
+        vc_timeout: a.vc_timeout.map_or(d.vc_timeout, |t| t.0),
+        interval: a.interval.map_or(d.interval, |t| t.0),
+    }))
+}
+
 // ------------------------------------------------------------ schema
 
 impl JsonSchema for AbrSwitchSpec {
@@ -262,6 +555,11 @@ impl JsonSchema for AbrSwitchSpec {
             ("erica", g.root_schema_for::<EricaKeys>(), &ERICA_PLUS_ONLY[..]),
             ("efci", g.root_schema_for::<EfciKeys>(), &[][..]),
             ("fixed_rate", g.root_schema_for::<FixedRateKeys>(), &[][..]),
+            ("eprca", g.root_schema_for::<EprcaKeys>(), &APRC_ONLY[..]),
+            ("aprc", g.root_schema_for::<EprcaKeys>(), &EPRCA_ONLY[..]),
+            ("capc", g.root_schema_for::<CapcKeys>(), &[][..]),
+            ("osu", g.root_schema_for::<OsuKeys>(), &[][..]),
+            ("charny", g.root_schema_for::<CharnyKeys>(), &[][..]),
         ] {
             let mut v = schema.to_value();
             let obj = v.as_object_mut().expect("a struct's schema is an object");
@@ -295,8 +593,12 @@ impl JsonSchema for AbrSwitchSpec {
         debug_assert_eq!(variants.len(), NAMES.len());
         debug_assert!(Algorithm::ALL.iter().all(|a| NAMES.contains(&a.name())));
         schemars::json_schema!({
-            "description": "the port's ABR controller: `algorithm` (erica_plus by default, erica, efci, fixed_rate, none) and that algorithm's keys",
+            "description": "the port's ABR controller: `algorithm` (erica_plus by default, erica, efci, fixed_rate, eprca, aprc, capc, osu, charny, none) and that algorithm's keys",
             "oneOf": variants
         })
     }
 }
+
+#[cfg(test)]
+#[path = "abr_switch_tests.rs"]
+mod tests;

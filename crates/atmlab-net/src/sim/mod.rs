@@ -71,6 +71,7 @@ pub use results::{
 pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Pattern, Piecewise};
 pub use trace::{TraceKind, TraceSpec};
 
+use crate::abr::control::Timing;
 use crate::atm::{NextHop, Port, Switch};
 use crate::ids::{PortId, ProbeId};
 use atmlab_engine::{BitRate, Duration, SimTime};
@@ -239,6 +240,9 @@ impl Simulation {
                     && f.len() <= 1
                     && !probed.contains(&i)
                     && !vs_vd.contains(&b.port_owner[i])
+                    // A controller that changes cells and keeps state others
+                    // read sees each cell at its arrival, never ahead of time.
+                    && b.abr_control(PortId(i as u32)).is_none_or(|c| c.timing() != Timing::Exact)
             })
             .collect();
         // A cell source may hand its adapter cells ahead of time only if it is

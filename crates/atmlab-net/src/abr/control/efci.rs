@@ -8,7 +8,7 @@
 //! keeps nothing else but its count of marked cells: it may be told of a
 //! cell ahead of time ([`super::Timing::PerCell`]).
 
-use super::{Reading, ReadingInfo, SwitchControl};
+use super::{Reading, ReadingInfo, SwitchControl, reading};
 use atmlab_engine::SimTime;
 
 /// EFCI's parameters.
@@ -19,8 +19,7 @@ pub struct EfciParams {
 }
 
 /// What an EFCI switch reports.
-pub const READINGS: &[ReadingInfo] =
-    &[ReadingInfo { name: "efci_marked", description: "Data cells marked with EFCI (EFCI switches).", integer: true }];
+pub const READINGS: &[ReadingInfo] = &[reading::EFCI_MARKED];
 
 /// An EFCI-marking port.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -158,7 +158,7 @@
 
 use atmlab_engine::{Duration, PS_PER_S, SimTime};
 
-use super::{ControlError, Reading, ReadingInfo, SwitchControl, bps, finite};
+use super::{ControlError, Reading, ReadingInfo, SwitchControl, bps, finite, reading};
 use crate::abr::rm::RmCell;
 
 // ---------------------------------------------------------------------------
@@ -978,28 +978,12 @@ fn sanitize_rate(rate: f64) -> f64 {
 
 /// What ERICA and ERICA+ report, as of the end of the last interval.
 pub const READINGS: &[ReadingInfo] = &[
-    ReadingInfo { name: "intervals", description: "Averaging intervals ended (ERICA, ERICA+).", integer: true },
-    ReadingInfo {
-        name: "load_factor",
-        description: "Load factor z of the last interval (ERICA, ERICA+).",
-        integer: false,
-    },
-    ReadingInfo {
-        name: "abr_capacity_bps",
-        description: "Target ABR capacity of the last interval, bit/s (ERICA, ERICA+).",
-        integer: false,
-    },
-    ReadingInfo {
-        name: "fair_share_bps",
-        description: "Fair share of the last interval, bit/s (ERICA, ERICA+).",
-        integer: false,
-    },
-    ReadingInfo {
-        name: "high_priority_bps",
-        description: "Measured higher-priority (CBR, VBR) rate of the last interval, bit/s.",
-        integer: false,
-    },
-    ReadingInfo { name: "active_vcs", description: "Active VCs counted in the last interval.", integer: false },
+    reading::INTERVALS,
+    reading::LOAD_FACTOR,
+    reading::ABR_CAPACITY,
+    reading::FAIR_SHARE,
+    reading::HIGH_PRIORITY,
+    reading::ACTIVE_VCS,
 ];
 
 impl SwitchControl for Erica {

@@ -8,7 +8,7 @@
 //! Its view is one number: it may be told ahead of time (it counts
 //! nothing; [`super::Timing::PerCell`]).
 
-use super::{ControlError, Reading, ReadingInfo, SwitchControl, bps};
+use super::{ControlError, Reading, ReadingInfo, SwitchControl, bps, reading};
 use crate::abr::RmCell;
 use atmlab_engine::SimTime;
 
@@ -33,11 +33,7 @@ impl FixedRateParams {
 /// What a fixed-rate port reports.
 pub const READINGS: &[ReadingInfo] = &[
     ReadingInfo { name: "er_bps", description: "The fixed explicit rate, bit/s (fixed_rate).", integer: false },
-    ReadingInfo {
-        name: "brms_lowered",
-        description: "Backward RM cells whose ER it lowered (fixed_rate).",
-        integer: true,
-    },
+    reading::BRMS_LOWERED,
 ];
 
 /// A port that writes one fixed ER.

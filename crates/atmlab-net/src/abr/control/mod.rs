@@ -16,9 +16,11 @@
 //!   [`SwitchControl::deadline_reached`] with the ABR queue then);
 //!
 //! and it may mark the data cells it is offered ([`SwitchControl::mark`]:
-//! EFCI). Its algorithm's [`Timing`] tells the simulation when it must be told: the
-//! event elision that takes cells ahead of time (`docs/architecture.md`,
-//! "Speed") keeps every controller's view exact through it.
+//! EFCI). Its [`Timing`] ([`Controller::timing`]: its algorithm's, or a
+//! stricter one its parameters need) tells the simulation when it must be
+//! told: the event elision that takes cells ahead of time
+//! (`docs/architecture.md`, "Speed") keeps every controller's view exact
+//! through it.
 //!
 //! Its readings ([`SwitchControl::readings`]) are what the results and the
 //! probes report of it, by name: each algorithm says what it has
@@ -30,16 +32,26 @@
 //! file, and its scenario keys in `atmlab-scenario` (`abr_switch.rs`, one
 //! function). Nothing in `sim/` changes: [`fixed`] is the smallest example.
 
+pub mod capc;
+pub mod charny;
 pub mod efci;
+pub mod eprca;
 pub mod erica;
 pub mod fixed;
+mod meter;
+pub mod osu;
+pub mod reading;
 
 use crate::abr::RmCell;
 use atmlab_engine::SimTime;
 
+pub use capc::{Capc, CapcParams};
+pub use charny::{Charny, CharnyParams};
 pub use efci::Efci;
+pub use eprca::{Eprca, EprcaParams};
 pub use erica::{Erica, EricaParams};
 pub use fixed::FixedRate;
+pub use osu::{Osu, OsuParams};
 
 /// When a controller must be told of the cells offered to its port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +65,9 @@ pub enum Timing {
     /// anything else reads between cells: told at once (EFCI).
     PerCell,
     /// It changes cells and keeps state that others read (a backward RM
-    /// cell's ER): its port never takes cells ahead of time.
+    /// cell's ER): its port never takes cells ahead of time. (EPRCA and APRC
+    /// marking EFCI; `Simulation::plan` does not keep such ports off eager
+    /// hops yet: docs/models/abr.md, "Switch control".)
     Exact,
 }
 
@@ -138,11 +152,31 @@ pub enum Algorithm {
     Efci,
     /// One fixed explicit rate for every VC (a baseline).
     FixedRate,
+    /// EPRCA: MACR, queue thresholds, explicit rate, CI or EFCI.
+    Eprca,
+    /// APRC: EPRCA with congestion by the queue's growth.
+    Aprc,
+    /// CAPC: one explicit rate per port, moved proportionally to the load.
+    Capc,
+    /// The OSU scheme: load level, target utilisation band.
+    Osu,
+    /// Charny's max-min algorithm with consistent marking.
+    Charny,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order results and schemas list them.
-    pub const ALL: [Algorithm; 4] = [Algorithm::EricaPlus, Algorithm::Erica, Algorithm::Efci, Algorithm::FixedRate];
+    pub const ALL: [Algorithm; 9] = [
+        Algorithm::EricaPlus,
+        Algorithm::Erica,
+        Algorithm::Efci,
+        Algorithm::FixedRate,
+        Algorithm::Eprca,
+        Algorithm::Aprc,
+        Algorithm::Capc,
+        Algorithm::Osu,
+        Algorithm::Charny,
+    ];
 
     /// Its name in scenarios and results.
     pub fn name(self) -> &'static str {
@@ -151,13 +185,26 @@ impl Algorithm {
             Algorithm::Erica => "erica",
             Algorithm::Efci => "efci",
             Algorithm::FixedRate => "fixed_rate",
+            Algorithm::Eprca => "eprca",
+            Algorithm::Aprc => "aprc",
+            Algorithm::Capc => "capc",
+            Algorithm::Osu => "osu",
+            Algorithm::Charny => "charny",
         }
     }
 
-    /// When its controller must be told of the cells offered to its port.
+    /// When its controller must be told of the cells offered to its port,
+    /// with its default parameters (some parameters need a stricter timing:
+    /// [`ControlConfig::timing`]).
     pub fn timing(self) -> Timing {
         match self {
-            Algorithm::EricaPlus | Algorithm::Erica => Timing::Counted,
+            Algorithm::EricaPlus
+            | Algorithm::Erica
+            | Algorithm::Eprca
+            | Algorithm::Aprc
+            | Algorithm::Capc
+            | Algorithm::Osu
+            | Algorithm::Charny => Timing::Counted,
             Algorithm::Efci | Algorithm::FixedRate => Timing::PerCell,
         }
     }
@@ -168,6 +215,10 @@ impl Algorithm {
             Algorithm::EricaPlus | Algorithm::Erica => erica::READINGS,
             Algorithm::Efci => efci::READINGS,
             Algorithm::FixedRate => fixed::READINGS,
+            Algorithm::Eprca | Algorithm::Aprc => eprca::READINGS,
+            Algorithm::Capc => capc::READINGS,
+            Algorithm::Osu => osu::READINGS,
+            Algorithm::Charny => charny::READINGS,
         }
     }
 
@@ -195,6 +246,14 @@ pub enum ControlConfig {
     Efci(efci::EfciParams),
     /// A fixed explicit rate.
     FixedRate(fixed::FixedRateParams),
+    /// EPRCA or APRC (by its congestion test).
+    Eprca(EprcaParams),
+    /// CAPC.
+    Capc(CapcParams),
+    /// The OSU scheme.
+    Osu(OsuParams),
+    /// Charny's algorithm.
+    Charny(CharnyParams),
 }
 
 /// A controller's parameters that cannot work (`param` names the field).
@@ -233,12 +292,21 @@ impl ControlConfig {
             },
             ControlConfig::Efci(_) => Algorithm::Efci,
             ControlConfig::FixedRate(_) => Algorithm::FixedRate,
+            ControlConfig::Eprca(p) => eprca_algorithm(p),
+            ControlConfig::Capc(_) => Algorithm::Capc,
+            ControlConfig::Osu(_) => Algorithm::Osu,
+            ControlConfig::Charny(_) => Algorithm::Charny,
         }
     }
 
-    /// When its controller must be told of the cells offered to its port.
+    /// When its controller must be told of the cells offered to its port:
+    /// its algorithm's timing, or a stricter one its parameters need (EPRCA
+    /// marking EFCI changes data cells: [`Timing::Exact`]).
     pub fn timing(&self) -> Timing {
-        self.algorithm().timing()
+        match self {
+            ControlConfig::Eprca(p) => p.timing(),
+            _ => self.algorithm().timing(),
+        }
     }
 
     /// Whether the parameters work at a port of `cell_rate` cells/s (an
@@ -250,6 +318,10 @@ impl ControlConfig {
             ControlConfig::Erica(p) => Erica::check(p, cell_rate),
             ControlConfig::Efci(_) => Ok(()),
             ControlConfig::FixedRate(p) => p.validate(),
+            ControlConfig::Eprca(p) => p.validate(),
+            ControlConfig::Capc(p) => p.check(cell_rate),
+            ControlConfig::Osu(p) => p.check(cell_rate),
+            ControlConfig::Charny(p) => p.check(cell_rate),
         }
     }
 
@@ -261,7 +333,19 @@ impl ControlConfig {
             ControlConfig::Erica(p) => Controller::Erica(Box::new(Erica::checked(*p, port.cell_rate, port.vcs, now))),
             ControlConfig::Efci(p) => Controller::Efci(Efci::new(*p)),
             ControlConfig::FixedRate(p) => Controller::FixedRate(FixedRate::new(*p)),
+            ControlConfig::Eprca(p) => Controller::Eprca(Eprca::new(*p)),
+            ControlConfig::Capc(p) => Controller::Capc(Box::new(Capc::new(*p, port.cell_rate, now))),
+            ControlConfig::Osu(p) => Controller::Osu(Box::new(Osu::new(*p, port.cell_rate, port.vcs, now))),
+            ControlConfig::Charny(p) => Controller::Charny(Box::new(Charny::new(*p, port.cell_rate, port.vcs, now))),
         }
+    }
+}
+
+/// EPRCA or APRC, by the congestion test of `p`.
+fn eprca_algorithm(p: &EprcaParams) -> Algorithm {
+    match p.congestion {
+        eprca::Congestion::QueueLength { .. } => Algorithm::Eprca,
+        eprca::Congestion::QueueGrowth { .. } => Algorithm::Aprc,
     }
 }
 
@@ -275,6 +359,14 @@ pub enum Controller {
     Efci(Efci),
     /// A fixed explicit rate.
     FixedRate(FixedRate),
+    /// EPRCA or APRC.
+    Eprca(Eprca),
+    /// CAPC.
+    Capc(Box<Capc>),
+    /// The OSU scheme.
+    Osu(Box<Osu>),
+    /// Charny's algorithm.
+    Charny(Box<Charny>),
 }
 
 /// `dispatch!(self, c => expr)`: `expr` with `c` the controller of every
@@ -285,6 +377,10 @@ macro_rules! dispatch {
             Controller::Erica($c) => $e,
             Controller::Efci($c) => $e,
             Controller::FixedRate($c) => $e,
+            Controller::Eprca($c) => $e,
+            Controller::Capc($c) => $e,
+            Controller::Osu($c) => $e,
+            Controller::Charny($c) => $e,
         }
     };
 }
@@ -299,13 +395,21 @@ impl Controller {
             },
             Controller::Efci(_) => Algorithm::Efci,
             Controller::FixedRate(_) => Algorithm::FixedRate,
+            Controller::Eprca(e) => eprca_algorithm(e.params()),
+            Controller::Capc(_) => Algorithm::Capc,
+            Controller::Osu(_) => Algorithm::Osu,
+            Controller::Charny(_) => Algorithm::Charny,
         }
     }
 
-    /// When it must be told of the cells offered to its port.
+    /// When it must be told of the cells offered to its port (as its
+    /// configuration's [`ControlConfig::timing`]).
     #[inline]
     pub fn timing(&self) -> Timing {
-        self.algorithm().timing()
+        match self {
+            Controller::Eprca(e) => e.params().timing(),
+            _ => self.algorithm().timing(),
+        }
     }
 
     /// The reading called `name`, if the algorithm has it.
@@ -370,4 +474,88 @@ pub(crate) fn bps(cells_per_s: f64) -> Option<f64> {
 /// `Some(x)` if `x` is finite.
 pub(crate) fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
+}
+
+#[cfg(test)]
+mod network_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every algorithm's default configuration.
+    fn defaults() -> Vec<ControlConfig> {
+        vec![
+            ControlConfig::Erica(EricaParams::erica_plus_97_0177r2()),
+            ControlConfig::Erica(EricaParams::erica(0.9)),
+            ControlConfig::Efci(efci::EfciParams { threshold: 10 }),
+            ControlConfig::FixedRate(fixed::FixedRateParams { er: 1000.0 }),
+            ControlConfig::Eprca(eprca::EPRCA_DEFAULTS),
+            ControlConfig::Eprca(eprca::APRC_DEFAULTS),
+            ControlConfig::Capc(capc::CAPC_DEFAULTS),
+            ControlConfig::Osu(osu::OSU_DEFAULTS),
+            ControlConfig::Charny(charny::CHARNY_DEFAULTS),
+        ]
+    }
+
+    #[test]
+    fn test_every_algorithm_builds_and_reports_its_readings_in_order() {
+        let port = PortInfo { cell_rate: 353_207.55, vcs: 4 };
+        let configs = defaults();
+        let algorithms: Vec<Algorithm> = configs.iter().map(|c| c.algorithm()).collect();
+        assert_eq!(algorithms, Algorithm::ALL, "one default per algorithm, in ALL's order");
+        for c in &configs {
+            c.check(port.cell_rate).unwrap();
+            let ctl = c.build(port, SimTime::ZERO);
+            assert_eq!(ctl.algorithm(), c.algorithm());
+            assert_eq!(ctl.timing(), c.timing());
+            assert_eq!(c.timing(), c.algorithm().timing(), "defaults need no stricter timing");
+            let names: Vec<&str> = ctl.readings().iter().map(|r| r.name).collect();
+            let expected: Vec<&str> = c.algorithm().readings().iter().map(|r| r.name).collect();
+            assert_eq!(names, expected, "{:?}", c.algorithm());
+            // A deadline, if kept, lies ahead; an algorithm with one changes BRMs.
+            if let Some(t) = ctl.deadline() {
+                assert!(t > SimTime::ZERO);
+            }
+        }
+        let mut names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+        names.dedup();
+        assert_eq!(names.len(), Algorithm::ALL.len());
+    }
+
+    #[test]
+    fn test_a_reading_has_one_meaning_whoever_reports_it() {
+        // all_readings keeps the first description of a name: every
+        // algorithm reporting the name must mean the same by it.
+        for a in Algorithm::ALL {
+            for r in a.readings() {
+                let first = Algorithm::all_readings().into_iter().find(|x| x.name == r.name).unwrap();
+                assert_eq!(*r, first, "{} of {}", r.name, a.name());
+                assert!(!r.name.ends_with("_bps") || !r.integer);
+            }
+        }
+    }
+
+    #[test]
+    fn test_bad_parameters_are_refused_at_check_naming_them() {
+        let mut p = capc::CAPC_DEFAULTS;
+        p.interval.time = atmlab_engine::Duration::from_ps(10);
+        assert_eq!(ControlConfig::Capc(p).check(353_207.55).unwrap_err().param, "interval.time");
+        let mut p = eprca::EPRCA_DEFAULTS;
+        p.averaging_weight = 2.0;
+        assert_eq!(ControlConfig::Eprca(p).check(353_207.55).unwrap_err().param, "averaging_weight");
+        let mut p = osu::OSU_DEFAULTS;
+        p.half_width = 2.0;
+        assert_eq!(ControlConfig::Osu(p).check(353_207.55).unwrap_err().param, "half_width");
+        let mut p = charny::CHARNY_DEFAULTS;
+        p.target_utilization = 0.0;
+        assert_eq!(ControlConfig::Charny(p).check(353_207.55).unwrap_err().param, "target_utilization");
+        let mut p = eprca::EPRCA_DEFAULTS;
+        p.efci_marking = true;
+        assert_eq!(ControlConfig::Eprca(p).timing(), Timing::Exact);
+        assert_eq!(
+            ControlConfig::Eprca(p).build(PortInfo { cell_rate: 1.0, vcs: 1 }, SimTime::ZERO).timing(),
+            Timing::Exact
+        );
+    }
 }
