@@ -755,19 +755,24 @@ _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases el
                    "of its tolerance (e.g. 0.25), up to --max-replications; stored runs are reused.")
 @click.option("--max-replications", type=COUNT, default=10, show_default=True,
               help="The most replications --ci-target may ask for.")
+@click.option("--open-choices", is_flag=True,
+              help="Also run every configuration under each alternative of the study's open choices (its page's "
+                   "\"Open choices\"), one at a time, and report each compared value's range over them beside the "
+                   "verdict (the comparison CSV's open_* columns). The verdicts stay the chosen model's.")
 def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None,
-              db: Path | None, jobs: int | None, ci_target: float | None, max_replications: int) -> None:
+              db: Path | None, jobs: int | None, ci_target: float | None, max_replications: int,
+              open_choices: bool) -> None:
     from .executors import make
 
     target = (ci_target, max_replications)
     executor = make(jobs)  # one set of workers for every sweep of the command, started when first needed
     try:
         if study == "all":
-            _reproduce_all(out_path or Path("results"), quick, replications, seed, db, executor, target)
+            _reproduce_all(out_path or Path("results"), quick, replications, seed, db, executor, target, open_choices)
             return
         entry = reproduce_mod.entry(study)
         rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, executor,
-                             target)
+                             target, open_choices)
     finally:
         executor.close()
     _print_reproduction(rep)
@@ -777,12 +782,13 @@ def reproduce(study: str, out_path: Path | None, quick: bool, replications: int 
 
 
 def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | None, seed: int | None,
-                   db: Path | None, executor: Any, target: tuple[float | None, int] = (None, 10)) -> Any:
+                   db: Path | None, executor: Any, target: tuple[float | None, int] = (None, 10),
+                   open_choices: bool = False) -> Any:
     """Runs one study with a progress bar; exits 130 if interrupted."""
     reps = replications if replications is not None else reproduce_mod.default_replications(entry.id, quick)
     options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=executor.jobs,
                                     seed=seed, ci_target=target[0], max_replications=max(target[1], reps),
-                                    executor=executor)
+                                    open_choices=open_choices, executor=executor)
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
@@ -818,13 +824,14 @@ def _print_reproduction(rep: Any) -> None:
 
 
 def _reproduce_all(out_dir: Path, quick: bool, replications: int | None, seed: int | None, db: Path | None,
-                   executor: Any, target: tuple[float | None, int] = (None, 10)) -> None:
+                   executor: Any, target: tuple[float | None, int] = (None, 10), open_choices: bool = False) -> None:
     """Every study in turn, each into its own folder under `out_dir`, then
     one agreement summary."""
     rows = []
     failed = 0
     for entry in reproduce_mod.REGISTRY:
-        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, executor, target)
+        rep = _reproduce_one(entry, out_dir / entry.id, quick, replications, seed, db, executor, target,
+                             open_choices)
         out.print(f"[bold]{rep.title}[/]")
         if rep.summary:
             out.print(rep.summary, soft_wrap=True)

@@ -12,6 +12,7 @@ import pytest
 from atmlab.reproduce import REGISTRY, entry, names
 from atmlab.reproduce.kit import (
     COMPARISON_COLUMNS,
+    Alternative,
     Claim,
     Entry,
     Grid,
@@ -20,6 +21,7 @@ from atmlab.reproduce.kit import (
     StudyBase,
     Tolerance,
     compare,
+    holds_in_range,
     reproduce,
     too_wide,
 )
@@ -175,3 +177,39 @@ def test_one_registry_one_id_per_study_with_aliases():
         assert e.module == f"atmlab.reproduce.{e.id.replace('-', '_')}"
     with pytest.raises(KeyError):
         entry("no-such-study")
+
+
+class ToyWithChoices(Toy):
+    """The toy whose payload is an open choice: 80 bytes (chosen), 40 or 160."""
+
+    def alternatives(self):
+        return [Alternative("TOY-1", "40-byte payload", ("apps[0].payload=40 bytes",)),
+                Alternative("TOY-1", "160-byte payload", ("apps[0].payload=160 bytes",))]
+
+
+def test_open_choices_report_each_compared_value_s_range_and_keep_the_verdict(tmp_path):
+    e = Entry("toy", "a toy study", "no document")
+    plain = reproduce(e, ToyWithChoices(), Options(out=tmp_path / "a", db=tmp_path / "r.sqlite", jobs=1),
+                      lambda *a: None)
+    assert "open_low" not in pd.read_csv(tmp_path / "a" / "toy_comparison.csv").columns
+    rep = reproduce(e, ToyWithChoices(), Options(out=tmp_path / "b", db=tmp_path / "r.sqlite", jobs=1,
+                                                 open_choices=True), lambda *a: None)
+    assert not rep.failures and "2 alternatives of 1 open choices run" in rep.summary
+    row = pd.read_csv(tmp_path / "b" / "toy_comparison.csv").iloc[0]
+    # The chosen model's value and verdict, unchanged; the range spans half to twice it.
+    assert row["simulated"] == pd.read_csv(tmp_path / "a" / "toy_comparison.csv").iloc[0]["simulated"]
+    assert bool(row["holds"]) and row["open_alternatives"] == 2
+    assert row["open_low"] == pytest.approx(row["simulated"] / 2, rel=0.02)
+    assert row["open_high"] == pytest.approx(row["simulated"] * 2, rel=0.02)
+    assert bool(row["holds_in_open_range"])
+    assert plain.agreement.within == rep.agreement.within == 1
+
+
+@pytest.mark.parametrize("published, low, high, holds", [
+    (100.0, 90.0, 110.0, True),     # inside
+    (100.0, 101.0, 120.0, True),    # within 5 % of the low end
+    (100.0, 106.0, 120.0, False),   # beyond tolerance of both ends
+    (100.0, math.nan, 120.0, None),
+])
+def test_holds_in_range(published, low, high, holds):
+    assert holds_in_range(Tolerance.relative(0.05), published, low, high) == holds

@@ -32,6 +32,7 @@ points, with the parameters as written), never by re-reading swept values.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -193,6 +194,22 @@ class Claim:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """Another answer to one of the study's open choices (its page's "Open
+    choices" table): ``choice`` is the choice's id there (``TA-11``),
+    ``name`` says what the alternative is, and ``overrides`` are the
+    ``--set`` overrides (``KEY=VALUE``) that make every grid's scenario take
+    it. ``atmlab reproduce --open-choices`` runs every configuration under
+    each alternative in turn, the others as chosen (one at a time), and
+    reports the range of each compared value over the chosen model and the
+    alternatives."""
+
+    choice: str
+    name: str
+    overrides: tuple[str, ...]
+
+
 class Study(Protocol):
     """What a study module provides (as its ``STUDY``); see the module docs.
     Its id, aliases, title and document are in the registry
@@ -248,6 +265,11 @@ class StudyBase:
         after aggregation (default: none)."""
         return points
 
+    def alternatives(self) -> Sequence[Alternative]:
+        """The alternatives of the study's open choices that
+        ``--open-choices`` runs (default: none)."""
+        return []
+
     def views(self, result: StudyResult) -> list[tuple[str, pd.DataFrame]]:
         """Further tables to print (default: none)."""
         return []
@@ -282,6 +304,10 @@ class Options:
     # tolerance (``--ci-target``); None: just ``replications``.
     ci_target: float | None = None
     max_replications: int = 10
+    # Also run every configuration under each alternative of the study's
+    # open choices (Study.alternatives) and report the range of each
+    # compared value (``--open-choices``).
+    open_choices: bool = False
     # The workers every sweep of the command runs on (atmlab.executors.make);
     # None: reproduce() makes its own from `jobs` and closes it.
     executor: Executor | None = None
@@ -343,6 +369,11 @@ def _run_plan(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Pro
 
 COMPARISON_COLUMNS = ("source", "quantity", "published", "simulated", "ci95", "in_ci95", "replications", "tolerance",
                       "tolerance_width", "unit", "holds", "note")
+# With --open-choices, each compared value's range over the chosen model and
+# the alternatives of the study's open choices, and whether the published
+# value lies within tolerance of some value in it (information beside the
+# verdict, never a second verdict).
+OPEN_COLUMNS = ("open_low", "open_high", "open_alternatives", "holds_in_open_range")
 CLAIM_COLUMNS = ("claim", "statement", "measure", "threshold", "value", "holds", "basis", "note")
 
 
@@ -580,6 +611,17 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
             break
         options = replace(options, replications=min(options.max_replications, 2 * options.replications))
 
+    open_note = ""
+    alternatives = list(study.alternatives()) if options.open_choices and hasattr(study, "alternatives") else []
+    if options.open_choices:
+        if not alternatives:
+            open_note = "--open-choices: this study declares no alternatives to run"
+        else:
+            opened = _open_choices(study, res, alternatives, options, progress, config_columns)
+            if opened is None:
+                return Reproduction.stopped(entry.id)
+            res, open_note = opened
+
     csv = options.csv_path(f"{entry.id}.csv")
     csv.parent.mkdir(parents=True, exist_ok=True)
     res.points.to_csv(csv, index=False)
@@ -601,6 +643,8 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
              f"replication{'s' if options.replications != 1 else ''} each) in {csv}; the runs in {options.db}"]
     if wide_note:
         lines.insert(1, wide_note)
+    if open_note:
+        lines.insert(1, open_note)
     if quick_note:
         lines.insert(0, quick_note)
     views = study.views(res) if hasattr(study, "views") else []
@@ -609,6 +653,78 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
     return Reproduction(title=f"{entry.id}: {entry.title}{mark}", table=table, files=files,
                         summary="\n".join(lines), extra=[(f"{t}{mark}", df) for t, df in (*extra, *views)],
                         failures=ran.failures, agreement=agreement)
+
+
+def _with_alternative(grid: Grid, alt: Alternative) -> Grid:
+    """`grid` with `alt`'s overrides applied to its scenario."""
+    from ..overrides import apply
+
+    template = apply(f"{grid.name} ({alt.choice})", copy.deepcopy(dict(grid.template)), alt.overrides)
+    return replace(grid, name=f"{grid.name} [{alt.choice}: {alt.name}]", template=template)
+
+
+def _comparison_key(row: Mapping[str, Any], columns: Sequence[str]) -> tuple[Any, ...]:
+    """A comparison row's identity: its configuration, source and quantity
+    (a column the row does not have, or NaN, is None: NaN equals nothing)."""
+    return tuple(None if _missing(v := row.get(c)) else _norm(v) for c in columns)
+
+
+def holds_in_range(tolerance: Tolerance, published: float, low: float, high: float) -> bool | None:
+    """Whether `published` is within `tolerance` of some value in [low,
+    high]: inside it, or within tolerance of an end."""
+    if _missing(low) or _missing(high):
+        return None
+    if low <= published <= high:
+        return True
+    ends = [tolerance.holds(published, v) for v in (low, high)]
+    if all(e is None for e in ends):
+        return None
+    return any(bool(e) for e in ends)
+
+
+def _open_choices(study: Study, res: StudyResult, alternatives: Sequence[Alternative], options: Options,
+                  progress: Progress, config_columns: list[str]) -> tuple[StudyResult, str] | None:
+    """Runs every grid under each alternative (one at a time) and adds the
+    range of each compared value (:data:`OPEN_COLUMNS`) to the comparison;
+    ``None`` if interrupted."""
+    comparison = res.comparison.copy()
+    if comparison.empty:
+        return res, "--open-choices: nothing compared"
+    key_columns = [c for c in config_columns if c in comparison.columns] + ["source", "quantity"]
+    values: dict[tuple[Any, ...], list[float]] = {
+        _comparison_key(r, key_columns): [float(r["simulated"])] for r in comparison.to_dict("records")}
+    for alt in alternatives:
+        plan = [(g2, sweep_of(g2, options)) for g2 in (_with_alternative(g, alt) for g in study.grids(options.quick))]
+        ran = run_sweeps([(g.name, s) for g, s in plan], options, progress)
+        if ran.interrupted:
+            return None
+        runs = measure_runs(study, plan, options)
+        if runs.empty:
+            continue
+        alt_res = evaluate(study, runs, config_columns)
+        for r in alt_res.comparison.to_dict("records"):
+            k = _comparison_key(r, key_columns)
+            if k in values and not _missing(r["simulated"]):
+                values[k].append(float(r["simulated"]))
+    pubs = {(_comparison_key({**p.config, "source": p.source, "quantity": p.quantity}, key_columns)): p
+            for p in study.published()}
+    lows, highs, counts, verdicts = [], [], [], []
+    for r in comparison.to_dict("records"):
+        k = _comparison_key(r, key_columns)
+        vs = [v for v in values[k] if not _missing(v)]
+        low, high = (min(vs), max(vs)) if vs else (math.nan, math.nan)
+        p = pubs.get(k)
+        lows.append(low)
+        highs.append(high)
+        counts.append(len(vs) - 1)
+        verdicts.append(holds_in_range(p.tolerance, float(r["published"]), low, high) if p is not None else None)
+    comparison["open_low"], comparison["open_high"] = lows, highs
+    comparison["open_alternatives"], comparison["holds_in_open_range"] = counts, verdicts
+    within = sum(v is True for v in verdicts)
+    note = (f"--open-choices: {len(alternatives)} alternatives of {len({a.choice for a in alternatives})} open "
+            f"choices run; {within} of {len(comparison)} compared values lie within tolerance of their range over "
+            f"the chosen model and the alternatives (the verdicts are the chosen model's)")
+    return replace(res, comparison=comparison), note
 
 
 def _config_columns(study: Study, plan: Sequence[tuple[Grid, Sweep]]) -> list[str]:

@@ -39,7 +39,7 @@ import pandas as pd
 from .. import quantity, reference
 from ..result import Result
 from ..scenario import load
-from .kit import Claim, Grid, Published, StudyBase, Tolerance
+from .kit import Alternative, Claim, Grid, Published, StudyBase, Tolerance
 
 # The three video settings (mean, standard deviation per source) and the
 # rows of the study's tables they are.
@@ -213,6 +213,19 @@ class TcpAbr(StudyBase):
 
     def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
         return figures(self.series, folder)
+
+    def alternatives(self) -> list[Alternative]:
+        """The open choices of ERICA+ that nothing decides (the page's
+        "Open choices": kind `none`), each alternative a key of every
+        switch port."""
+        port = "switches[*].port.abr"
+        return [
+            Alternative("TA-10", "max-min band delta 0.05", (f"{port}.delta=0.05",)),
+            Alternative("TA-10", "max-min band delta 0.2", (f"{port}.delta=0.2",)),
+            Alternative("TA-11", "no sudden-increase limiter", (f"{port}.limit_sudden_increase=false",)),
+            Alternative("TA-12", "no bidirectional counting", (f"{port}.bidirectional_counting=false",)),
+            Alternative("TA-13", "immediate fair-share update", (f"{port}.immediate_fair_share=true",)),
+        ]
 
 
 STUDY = TcpAbr()
