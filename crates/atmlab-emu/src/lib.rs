@@ -44,6 +44,22 @@ pub trait PacketIo {
     fn send(&mut self, dev: usize, packet: &[u8]) -> std::io::Result<()>;
 }
 
+/// A clock that can start over, telling its devices (the wall clock and
+/// the TUN devices).
+#[cfg(target_os = "linux")]
+pub trait HasRestart<I> {
+    /// Starts `clock` over at zero and `io`'s deadlines with it.
+    fn restart(clock: &mut Self, io: &mut I);
+}
+
+#[cfg(target_os = "linux")]
+impl HasRestart<tun::TunIo> for tun::WallClock {
+    fn restart(clock: &mut Self, io: &mut tun::TunIo) {
+        *clock = tun::WallClock::start();
+        io.set_clock(clock);
+    }
+}
+
 /// How the driver runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
@@ -232,6 +248,16 @@ impl<C: Clock, I: PacketIo> Driver<C, I> {
         }
     }
 
+    /// Starts the clock over and the devices' deadlines with it (the
+    /// emulation starts now: the devices were set up meanwhile).
+    #[cfg(target_os = "linux")]
+    pub fn restart_clock(&mut self)
+    where
+        C: HasRestart<I>,
+    {
+        C::restart(&mut self.clock, &mut self.io);
+    }
+
     /// The simulation.
     pub fn simulation(&self) -> &Simulation {
         &self.sim
@@ -242,13 +268,20 @@ impl<C: Clock, I: PacketIo> Driver<C, I> {
     pub fn run_for(&mut self, budget: Duration) -> Result<Status, DriverError> {
         let stop = self.clock.now().saturating_add(budget);
         loop {
-            if self.turn()? == Status::Finished {
+            if self.turn_until(Some(stop))? == Status::Finished {
                 return Ok(Status::Finished);
             }
             if self.clock.now() >= stop {
                 return Ok(Status::Running);
             }
         }
+    }
+
+    /// Ends the run now, on the clock (the commands of the emulation are
+    /// done): the next turn is the last.
+    pub fn end_now(&mut self) {
+        let t = sim_time(self.clock.now());
+        self.sim.end_early(t);
     }
 
     /// Runs to the end of the run.
@@ -259,6 +292,11 @@ impl<C: Clock, I: PacketIo> Driver<C, I> {
 
     /// One turn of the loop.
     pub fn turn(&mut self) -> Result<Status, DriverError> {
+        self.turn_until(None)
+    }
+
+    /// One turn of the loop, waiting at most until `stop` on the clock.
+    fn turn_until(&mut self, stop: Option<Duration>) -> Result<Status, DriverError> {
         let wall = self.clock.now();
         let end = self.sim.end();
         let t = sim_time(wall).min(end);
@@ -300,7 +338,7 @@ impl<C: Clock, I: PacketIo> Driver<C, I> {
         let next = self.sim.next_event_time().map(|e| Duration::from_nanos(e.as_ps().div_ceil(1000)));
         let close = next.is_some_and(|n| n.saturating_sub(after) < self.cfg.spin);
         if !close {
-            let deadline = Some(next.unwrap_or(Duration::MAX).min(wall_time(end)));
+            let deadline = Some(next.unwrap_or(Duration::MAX).min(wall_time(end)).min(stop.unwrap_or(Duration::MAX)));
             self.io.wait(&self.watch, deadline).map_err(|source| DriverError::Io { dev: usize::MAX, source })?;
         }
         Ok(Status::Running)

@@ -13,6 +13,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use crate::{Clock, PacketIo};
 
 /// The wall clock: a monotonic clock since an origin.
+#[derive(Clone, Copy, Debug)]
 pub struct WallClock {
     origin: Instant,
 }
@@ -39,7 +40,8 @@ pub struct TunIo {
 
 impl TunIo {
     /// Makes one TUN device per name, non-blocking, without packet
-    /// information; `clock` is the driver's (deadlines are on it).
+    /// information; `clock` is the driver's (deadlines are on it; see
+    /// [`set_clock`](Self::set_clock)).
     pub fn create(names: &[String], clock: &WallClock) -> std::io::Result<TunIo> {
         let mut devs = Vec::new();
         for name in names {
@@ -51,6 +53,11 @@ impl TunIo {
             devs.push(dev);
         }
         Ok(TunIo { devs, origin: clock.origin })
+    }
+
+    /// Deadlines are on `clock` from now on (the emulation starts).
+    pub fn set_clock(&mut self, clock: &WallClock) {
+        self.origin = clock.origin;
     }
 }
 
