@@ -244,6 +244,78 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
             out.print(f"[dim]with --set {escape(' --set '.join(overrides))}[/]", soft_wrap=True)
 
 
+@main.command(help="Run real operating-system TCP/IP across SCENARIO's simulated ATM network, in real time "
+              "(Linux, root): each external host (hosts[i].external) becomes a network namespace with a TUN "
+              "device, its exec applications run there, and the run's summary ends with how far the "
+              "simulation fell behind the wall clock. With --replay, a recorded pcap is injected at its "
+              f"timestamps instead: no root, no wall clock, deterministic. See docs/emulation.md. SCENARIO is "
+              f"{SCENARIO_HELP}.")
+@click.argument("scenario", metavar="SCENARIO", required=False)
+@click.option("--seed", type=SEED, default=None, help="Master seed (default: the scenario's simulation.seed).")
+@click.option("--pcap", "pcap", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write a packet capture (the real packets, LLC/SNAP over SunATM) per captured link direction "
+                   "to this directory.")
+@click.option("--replay", "replay", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Inject the IPv4 packets of this pcap (raw IP, Ethernet, Linux cooked or SunATM) at their "
+                   "timestamps, each at the external host of its source address.")
+@click.option("--cleanup", is_flag=True,
+              help="Remove the namespaces left by emulations that crashed, then exit (SCENARIO not needed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result and the lag report as JSON.")
+@_set_option
+def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: Path | None, cleanup: bool,
+            as_json: bool, overrides: tuple[str, ...]) -> None:
+    from . import emulate as emu
+    from .result import Result
+    from .scenario import load
+
+    if cleanup:
+        if os.geteuid() != 0:
+            raise emu.EmulationError("--cleanup needs root, as the emulation did")
+        removed = emu.cleanup_leftovers()
+        out.print(f"removed {len(removed)} namespace(s){': ' + ' '.join(removed) if removed else ''}")
+        return
+    if scenario is None:
+        raise click.UsageError("missing argument SCENARIO")
+    sc = load(scenario, overrides=overrides)
+    if replay is not None:
+        try:
+            raw, counts = emu.replay(sc.to_json(), replay, seed=seed, pcap=pcap)
+        except _core_errors() as e:
+            raise sc.error(e) from None
+        r = Result(raw)
+        if as_json:
+            click.echo(json.dumps({"result": json.loads(raw), "replay": counts}, indent=2))
+            return
+        print_summary(r, sc.data.get("description"), sc.data)
+        out.print(f"replay: {counts['records']} records, {counts['injected']} injected, {counts['skipped']} "
+                  f"skipped (no IPv4 from an external host), {counts['refused']} refused, "
+                  f"{counts['delivered']} delivered")
+        return
+    p = emu.plan(sc.data)
+    try:
+        raw, report, codes = emu.run_live(sc.to_json(), p, seed=seed, pcap=pcap, log=lambda m: err.print(escape(m)))
+    except _core_errors() as e:
+        raise sc.error(e) from None
+    except KeyboardInterrupt:
+        raise emu.EmulationError("interrupted: namespaces and devices removed") from None
+    r = Result(raw)
+    if as_json:
+        click.echo(json.dumps({"result": json.loads(raw), "lag": report, "exit_codes": codes}, indent=2))
+        return
+    print_summary(r, sc.data.get("description"), sc.data)
+    out.print("[bold]real time[/]")
+    for k, v in emu.lag_lines(report):
+        out.print(f"  {k}: {escape(v)}", soft_wrap=True)
+    for name, code in codes.items():
+        out.print(f"  command {escape(name)}: " + ("still running at the end" if code is None else f"exit {code}"))
+
+
+def _core_errors() -> tuple[type[BaseException], ...]:
+    from .errors import core_errors
+
+    return core_errors()
+
+
 @main.command(help="Check SCENARIO completely without running it: the scenario and, for a sweep, every point "
               f"(each built as its run would build it). SCENARIO is {SCENARIO_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")

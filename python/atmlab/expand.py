@@ -275,7 +275,8 @@ def _substitute(source: str, node: Any, env: dict[str, Any], where: str, defer: 
 
     def text(m: re.Match[str]) -> str:
         name = m.group(1)
-        if name in defer:
+        if name in defer or (name not in env and where.endswith(".command")):
+            # An exec app's {HOST} is a host's address, for `atmlab emulate`.
             return m.group(0)
         if name not in env:
             raise unknown(name)

@@ -351,8 +351,133 @@ fn core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// Replays the IPv4 packets of the pcap `trace` into the scenario's
+/// external hosts at their timestamps, with no wall clock (deterministic);
+/// returns `(result_json, counts_json)`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, trace, seed=None, pcap_dir=None))]
+fn replay(
+    py: Python<'_>,
+    scenario_json: &str,
+    trace: std::path::PathBuf,
+    seed: Option<u64>,
+    pcap_dir: Option<std::path::PathBuf>,
+) -> PyResult<(String, String)> {
+    let mut sim = guarded(|| build_captured(scenario_json, seed, 0, pcap_dir.as_deref(), None))?;
+    if sim.external_hosts().is_empty() {
+        return Err(PyValueError::new_err("the scenario has no external host (hosts[i].external) to replay into"));
+    }
+    let file = std::fs::File::open(&trace)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", trace.display())))?;
+    let (delivered, counts) = py.detach(|| {
+        guarded(|| {
+            atmlab_emu::replay::replay(&mut sim, std::io::BufReader::new(file))
+                .map_err(|e| PyValueError::new_err(format!("{}: {e}", trace.display())))
+        })
+    })?;
+    let result = py.detach(move || guarded(|| sim.run().map_err(simulation_err)))?;
+    let json = serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
+    let counts = serde_json::json!({
+        "records": counts.records, "injected": counts.injected, "skipped": counts.skipped,
+        "refused": counts.refused, "delivered": delivered.len(),
+    });
+    Ok((json, counts.to_string()))
+}
+
+/// A live emulation (Linux): the scenario's external hosts as TUN devices
+/// named `devices` (in the order of the hosts), made when this is made, and
+/// the real-time driver (`atmlab-emu`). Python moves the devices into their
+/// namespaces, then calls `step` until it returns true, then `finish`.
+#[cfg(target_os = "linux")]
+#[pyclass(unsendable)]
+struct Emulation {
+    driver: Option<atmlab_emu::Driver<atmlab_emu::tun::WallClock, atmlab_emu::tun::TunIo>>,
+    started: bool,
+}
+
+#[cfg(target_os = "linux")]
+#[pymethods]
+impl Emulation {
+    #[new]
+    #[pyo3(signature = (scenario_json, devices, seed=None, pcap_dir=None, max_lag_s=None, backlog_cells=None))]
+    fn new(
+        scenario_json: &str,
+        devices: Vec<String>,
+        seed: Option<u64>,
+        pcap_dir: Option<std::path::PathBuf>,
+        max_lag_s: Option<f64>,
+        backlog_cells: Option<u64>,
+    ) -> PyResult<Emulation> {
+        let sim = guarded(|| build_captured(scenario_json, seed, 0, pcap_dir.as_deref(), None))?;
+        if devices.len() != sim.external_hosts().len() {
+            return Err(PyValueError::new_err("one device name per external host"));
+        }
+        let clock = atmlab_emu::tun::WallClock::start();
+        let io = atmlab_emu::tun::TunIo::create(&devices, &clock)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+        let mut cfg =
+            atmlab_emu::Config { max_lag: max_lag_s.map(Duration::from_secs_f64), ..atmlab_emu::Config::default() };
+        if let Some(b) = backlog_cells {
+            cfg.backlog_cells = b;
+        }
+        Ok(Emulation { driver: Some(atmlab_emu::Driver::new(sim, clock, io, cfg)), started: false })
+    }
+
+    /// The external hosts: `(name, address, mtu)`.
+    fn hosts(&self) -> PyResult<Vec<(String, String, u32)>> {
+        let d = self.driver.as_ref().ok_or_else(|| PyValueError::new_err("finished"))?;
+        let sim = d.simulation();
+        Ok(sim.external_hosts().into_iter().map(|(h, n, a)| (n, a.to_string(), sim.hosts()[h.idx()].mtu)).collect())
+    }
+
+    /// Runs the loop for about `budget_s` of wall time (the GIL released;
+    /// the clock starts at the first call); true at the end of the run.
+    fn step(&mut self, py: Python<'_>, budget_s: f64) -> PyResult<bool> {
+        let d = self.driver.as_mut().ok_or_else(|| PyValueError::new_err("finished"))?;
+        if !self.started {
+            self.started = true;
+            d.restart_clock();
+        }
+        let budget = Duration::from_secs_f64(budget_s.max(0.0));
+        let status =
+            py.detach(|| guarded(|| d.run_for(budget).map_err(|e| CoreSimulationError::new_err(e.to_string()))))?;
+        Ok(status == atmlab_emu::Status::Finished)
+    }
+
+    /// Ends the run at the present moment (the commands are done).
+    fn end_now(&mut self) -> PyResult<()> {
+        let d = self.driver.as_mut().ok_or_else(|| PyValueError::new_err("finished"))?;
+        d.end_now();
+        Ok(())
+    }
+
+    /// The lag report so far (JSON).
+    fn report(&self) -> PyResult<String> {
+        let d = self.driver.as_ref().ok_or_else(|| PyValueError::new_err("finished"))?;
+        serde_json::to_string(&d.report()).map_err(|e| CoreSimulationError::new_err(e.to_string()))
+    }
+
+    /// Ends the run (closing the devices): `(result_json, report_json)`.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, String)> {
+        let d = self.driver.take().ok_or_else(|| PyValueError::new_err("finished"))?;
+        let (result, report) = py.detach(move || d.finish());
+        let result = result.map_err(simulation_err)?;
+        let json = serde_json::to_string(&result).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
+        let report = serde_json::to_string(&report).map_err(|e| CoreSimulationError::new_err(e.to_string()))?;
+        Ok((json, report))
+    }
+
+    /// Closes the devices without a result.
+    fn close(&mut self) {
+        self.driver = None;
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenario, m)?)?;

@@ -12,8 +12,8 @@ use atmlab_net::atm::{
     Conformance, Contract, DropPolicy, Epd, Fba, GuaranteedRate, PortConfig, Ppd, Queueing, SchedulerKind,
     SelectiveDrop, ServiceCategory, StrictPriority, TailDrop, VcLabel,
 };
-use atmlab_net::ids::PortId;
 use atmlab_net::ids::{ConnId, FlowId};
+use atmlab_net::ids::{HostId, PortId};
 use atmlab_net::sim::{
     BuildError, CbrParams, Dist, HostModel, LossModel, NetworkBuilder, NodeRef, OnOffParams, ProbeSpec, ProbeTarget,
     RunMeta, Simulation, VcHandle,
@@ -213,6 +213,9 @@ impl<'a> Ctx<'a> {
                 receive_queue,
             };
             self.b.set_host_model(id, model).map_err(|e| err(format!("hosts[{i}].adapter.buffer"), e.to_string()))?;
+            if let Some(x) = &h.external {
+                self.external(i, id, x)?;
+            }
             self.nodes.insert(&h.name, NodeRef::Host(id));
         }
         for (i, s) in self.sc.switches.iter().enumerate() {
@@ -222,6 +225,62 @@ impl<'a> Ctx<'a> {
                 self.b.set_vs_vd(id);
             }
             self.nodes.insert(&s.name, NodeRef::Switch(id));
+        }
+        Ok(())
+    }
+
+    /// `hosts[i].external`: the address (a unicast IPv4 address, unique)
+    /// and the name of a congestion control.
+    fn external(&mut self, i: usize, id: HostId, x: &ExternalSpec) -> Result<(), ScenarioError> {
+        let path = format!("hosts[{i}].external.address");
+        let address: std::net::Ipv4Addr = x
+            .address
+            .parse()
+            .map_err(|_| err(&path, format!("'{}' is not an IPv4 address (like \"10.200.0.1\")", x.address)))?;
+        if address.is_unspecified() || address.is_loopback() || address.is_multicast() || address.is_broadcast() {
+            return Err(err(&path, format!("{address} is not a host's unicast address")));
+        }
+        self.b.set_external(id, address).map_err(|_| err(&path, format!("{address} is given to another host")))?;
+        if let Some(c) = &x.congestion {
+            let ok = !c.is_empty()
+                && c.len() <= 16
+                && c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_');
+            if !ok {
+                return Err(err(
+                    format!("hosts[{i}].external.congestion"),
+                    format!("'{c}' is not a congestion control's name (like \"cubic\", \"reno\", \"bbr\")"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An `exec` application: the command of an external host, checked
+    /// here and run only by `atmlab emulate`.
+    fn exec_app(&self, path: &str, a: &AppSpec) -> Result<(), ScenarioError> {
+        only_keys(path, a, &[])?;
+        for (key, given) in [("vc", a.vc.is_some()), ("start_jitter", a.start_jitter.is_some())] {
+            if given {
+                return Err(err(format!("{path}.{key}"), "is not a key of an exec application"));
+            }
+        }
+        let external = |name: &str| self.sc.hosts.iter().any(|h| h.name == name && h.external.is_some());
+        let host = a.host.as_deref().ok_or_else(|| err(format!("{path}.host"), "an exec application needs a host"))?;
+        if !external(host) {
+            return Err(err(format!("{path}.host"), format!("'{host}' is no external host")));
+        }
+        let command = a.command.as_deref().unwrap_or_default();
+        if command.trim().is_empty() {
+            return Err(err(format!("{path}.command"), "an exec application needs a command"));
+        }
+        let mut rest = command;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else { break };
+            let name = &rest[open + 1..open + close];
+            if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') && !external(name) {
+                return Err(err(format!("{path}.command"), format!("{{{name}}} names no external host")));
+            }
+            rest = &rest[open + close + 1..];
         }
         Ok(())
     }
@@ -529,7 +588,22 @@ impl<'a> Ctx<'a> {
                     format!("the application name '{}' is also used by apps[{j}]", a.name),
                 ));
             }
-            let handle = self.vc(format!("{path}.vc"), &a.vc)?;
+            if a.kind == AppKind::Exec {
+                self.exec_app(&path, a)?;
+                continue;
+            }
+            for (key, given) in
+                [("host", a.host.is_some()), ("command", a.command.is_some()), ("wait", a.wait.is_some())]
+            {
+                if given {
+                    return Err(err(
+                        format!("{path}.{key}"),
+                        format!("is not a key of a {} application", a.kind.name()),
+                    ));
+                }
+            }
+            let vc = a.vc.as_deref().ok_or_else(|| err(format!("{path}.vc"), "missing field `vc`"))?;
+            let handle = self.vc(format!("{path}.vc"), vc)?;
             let t = self.start(&a.name, a.start, a.start_jitter);
             match a.kind {
                 AppKind::TcpBulk => {
@@ -581,6 +655,7 @@ impl<'a> Ctx<'a> {
                     })?;
                     self.apps.insert(&a.name, AppRef::Cells(app));
                 }
+                AppKind::Exec => unreachable!("exec apps are taken above"),
                 AppKind::Piecewise => {
                     only_keys(&path, a, &["sources", "rates", "intervals", "cycle", "frame_cells", "peak"])?;
                     let app = self.piecewise(&path, a, &handle, t)?;
@@ -1022,7 +1097,7 @@ impl<'a> Ctx<'a> {
         let mut best: Option<PortId> = None;
         for a in &self.sc.apps {
             if a.kind == AppKind::TcpBulk
-                && let Some((_, h)) = self.vcs.get(a.vc.as_str())
+                && let Some((_, h)) = a.vc.as_deref().and_then(|v| self.vcs.get(v))
             {
                 for &p in &h.forward {
                     if best.is_none_or(|b| self.b.port(p).rate < self.b.port(b).rate) {

@@ -276,6 +276,9 @@ pub struct Scenario {
     /// ports, a time window (default: everything).
     #[serde(default)]
     pub trace: Option<TraceTable>,
+    /// How `atmlab emulate` paces the run (read only there).
+    #[serde(default)]
+    pub realtime: Option<RealtimeSpec>,
 }
 
 /// `[trace]`: which records a traced run writes (docs/experiments.md,
@@ -448,6 +451,37 @@ pub struct HostSpec {
     /// The end system's processing costs (default: none).
     #[serde(default)]
     pub cpu: CpuSpec,
+    /// A host whose IP packets come from outside the simulation: a real
+    /// operating system's stack, in a network namespace, through a TUN
+    /// device (`atmlab emulate`; docs/emulation.md). A run without a
+    /// driver sends nothing from it.
+    #[serde(default)]
+    pub external: Option<ExternalSpec>,
+}
+
+/// `hosts[i].external`: the host's IPv4 address and its kernel's TCP
+/// congestion control.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalSpec {
+    /// The host's IPv4 address (`"10.200.0.1"`), unique among the
+    /// external hosts: packets are routed to the host by it.
+    pub address: String,
+    /// The TCP congestion control of the host's namespace
+    /// (`net.ipv4.tcp_congestion_control`: `"cubic"`, `"reno"`, `"bbr"`,
+    /// ...; default: the kernel's).
+    #[serde(default)]
+    pub congestion: Option<String>,
+}
+
+/// `[realtime]`: how `atmlab emulate` paces the run to the wall clock.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RealtimeSpec {
+    /// Abort when the simulation falls this far behind the wall clock
+    /// (default: never; the lag is always reported).
+    #[serde(default)]
+    pub max_lag: Option<Time>,
 }
 
 /// `hosts[i].cpu`: the end system's processing costs (004 Annex A).
@@ -837,8 +871,22 @@ pub struct AppSpec {
     pub kind: AppKind,
     /// Unique application name.
     pub name: String,
-    /// The VC it uses (data flows from its first host to its last).
-    pub vc: String,
+    /// The VC it uses (data flows from its first host to its last);
+    /// required by every kind but `exec`.
+    #[serde(default)]
+    pub vc: Option<String>,
+    /// exec: the external host whose namespace runs the command.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// exec: the command, run by `sh -c` in the host's namespace by
+    /// `atmlab emulate`; `{HOST}` is replaced by the address of external
+    /// host HOST (`"iperf3 -c {dst0}"`).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// exec: the emulation ends when this command has exited (default
+    /// false: it is stopped at the end).
+    #[serde(default)]
+    pub wait: Option<bool>,
     /// When it starts (default 0 s).
     #[serde(default)]
     pub start: Option<Time>,
@@ -1038,6 +1086,9 @@ pub enum AppKind {
     /// Cell sources with a constant rate per interval (rates from a list
     /// or FGN), several multiplexed on one VC (97-0177R2's video).
     Piecewise,
+    /// A command run in an external host's namespace by `atmlab emulate`
+    /// (no traffic of the simulation's own).
+    Exec,
 }
 
 impl AppKind {
@@ -1049,6 +1100,7 @@ impl AppKind {
             AppKind::Udp => "udp",
             AppKind::Onoff => "onoff",
             AppKind::Piecewise => "piecewise",
+            AppKind::Exec => "exec",
         }
     }
 }

@@ -822,3 +822,81 @@ fn test_solaris25_takes_solaris_defaults_and_runs() {
     // A 10 us LAN: the RTO sits at tcp_rexmit_interval_min; no timeout.
     assert_eq!(r.connections[0].timeouts, 0);
 }
+
+/// MINIMAL with both hosts external and an exec app on `a`.
+fn external(a: &str, b: &str, exec: &str) -> String {
+    MINIMAL
+        .replace("name = \"a\"\n", &format!("name = \"a\"\n{a}\n"))
+        .replace("name = \"b\"\n", &format!("name = \"b\"\n{b}\n"))
+        + exec
+}
+
+#[test]
+fn test_external_hosts_route_packets_and_exec_apps_are_checked() {
+    let (a, b) =
+        (r#"external = { address = "10.200.0.1", congestion = "cubic" }"#, r#"external = { address = "10.200.0.2" }"#);
+    let exec = "[[apps]]\nkind = \"exec\"\nname = \"ping\"\nhost = \"a\"\ncommand = \"ping -c 3 {b}\"\nwait = true\n";
+    let mut sim = parse_toml(&external(a, b, exec)).unwrap().build(1, 0).unwrap();
+    let hosts = sim.external_hosts();
+    assert_eq!(
+        hosts.iter().map(|h| (h.1.as_str(), h.2.to_string())).collect::<Vec<_>>(),
+        [("a", "10.200.0.1".to_owned()), ("b", "10.200.0.2".to_owned())]
+    );
+    let mut p = vec![0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 10, 200, 0, 1, 10, 200, 0, 2];
+    p.resize(40, 0);
+    use atmlab_engine::{Duration, SimTime};
+    sim.inject(hosts[0].0, SimTime::ZERO, &p).unwrap();
+    sim.advance(SimTime::ZERO + Duration::from_ms(10));
+    assert_eq!(sim.drain()[0].bytes, p);
+    let cases = [
+        (r#"external = { address = "10.200.0" }"#, b, "", "hosts[0].external.address", "is not an IPv4 address"),
+        (r#"external = { address = "224.0.0.1" }"#, b, "", "hosts[0].external.address", "unicast"),
+        (r#"external = { address = "10.200.0.2" }"#, b, "", "hosts[1].external.address", "another host"),
+        (
+            r#"external = { address = "10.200.0.1", congestion = "Cubic!" }"#,
+            b,
+            "",
+            "hosts[0].external.congestion",
+            "congestion",
+        ),
+        (r#"external = { adress = "10.200.0.1" }"#, b, "", "hosts[0].external.adress", "unknown field"),
+        (a, "", exec, "apps[1].command", "{b} names no external host"),
+        (
+            a,
+            b,
+            "[[apps]]\nkind = \"exec\"\nname = \"x\"\nhost = \"sw\"\ncommand = \"true\"\n",
+            "apps[1].host",
+            "no external host",
+        ),
+        (a, b, "[[apps]]\nkind = \"exec\"\nname = \"x\"\nhost = \"a\"\n", "apps[1].command", "needs a command"),
+        (
+            a,
+            b,
+            "[[apps]]\nkind = \"exec\"\nname = \"x\"\nhost = \"a\"\ncommand = \"x\"\nvc = \"v\"\n",
+            "apps[1].vc",
+            "not a key",
+        ),
+        (
+            a,
+            b,
+            "[[apps]]\nkind = \"exec\"\nname = \"x\"\nhost = \"a\"\ncommand = \"x\"\nbytes = 5\n",
+            "apps[1].bytes",
+            "not a key",
+        ),
+        (
+            a,
+            b,
+            "[[apps]]\nkind = \"tcp_bulk\"\nname = \"x\"\nvc = \"v\"\ncommand = \"x\"\n",
+            "apps[1].command",
+            "not a key",
+        ),
+        (a, b, "[[apps]]\nkind = \"tcp_bulk\"\nname = \"x\"\n", "apps[1].vc", "missing field"),
+    ];
+    for (a, b, exec, path, msg) in cases {
+        let e = error_of(&external(a, b, exec));
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.message.contains(msg), "{e}");
+    }
+    let e = error_of(&(MINIMAL.to_owned() + "[realtime]\nmax_lag = 20\n"));
+    assert_eq!(e.path, "realtime.max_lag", "{e}");
+}

@@ -336,6 +336,13 @@ impl AbrEnds {
         self.ends.iter().flat_map(|e| e.held.iter()).map(|h| &h.datagram)
     }
 
+    /// The cells waiting at the ABR ends of host `h` (held frames and the
+    /// rest of frames begun).
+    pub(super) fn cells_held_at(&self, h: HostId) -> u64 {
+        let at = |e: &&AbrEnd| matches!(e.at, EndAt::Host { host, .. } if host == h);
+        self.ends.iter().filter(at).map(|e| e.waiting_cells).sum()
+    }
+
     /// The cells of the frames held at the ends.
     pub(super) fn cells_held(&self) -> u64 {
         self.ends.iter().flat_map(|e| e.held.iter()).map(|h| u64::from(h.cells)).sum()
@@ -776,8 +783,9 @@ impl Simulation {
     /// docs): with event elision on and no packet capture, an end at a host
     /// whose CPU costs nothing (no CPU events), that sends into a pipelined
     /// adapter carrying its VC alone, whose link goes on to a port that
-    /// takes its cells at their arrival events (not ahead of time), and no
-    /// UDP flow of which starts at the host.
+    /// takes its cells at their arrival events (not ahead of time), no
+    /// UDP flow of which starts at the host, and which is not external
+    /// (`sim/external.rs`).
     pub(super) fn start_abr_ahead(&mut self, elide: bool) {
         if !elide || self.net.capture().is_some() {
             return;
@@ -788,7 +796,8 @@ impl Simulation {
             let adapter = &self.net.ports()[self.abr.ends[e].port.idx()];
             let alone =
                 adapter.mode() == crate::atm::PortMode::Pipelined && adapter.vcs.len() == 1 && !adapter.vcs[0].eager;
-            let udp = self.transport.sends_udp_from(host);
+            // Traffic from outside is no schedule the end could look at.
+            let udp = self.transport.sends_udp_from(host) || self.external.is_external(host);
             if model.serial_send() || model.queued_receive() || !alone || udp {
                 continue;
             }

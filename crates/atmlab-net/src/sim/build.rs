@@ -74,6 +74,9 @@ pub enum NodeRef {
 /// A topology error.
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum BuildError {
+    /// A host marked external twice, or an address given to two hosts.
+    #[error("address {0} or its host is already external (host {1})")]
+    ExternalTwice(String, String),
     /// UPC asked for where the VC does not enter a switch.
     #[error("VC {0} can only be policed where it enters a switch")]
     UpcNotAtSwitch(String),
@@ -296,6 +299,11 @@ pub struct NetworkBuilder {
     vc_names: Vec<String>,
     port_vc_names: BTreeMap<(PortId, u16), super::trace::VcRef>,
     host_vc_names: BTreeMap<(HostId, u32), super::trace::VcRef>,
+    /// The external hosts (`sim/external.rs`).
+    pub(super) external: Vec<super::external::ExternalHost>,
+    /// Every VC's two ends and whether it carries cells both ways, in the
+    /// order added: the routes between external hosts.
+    pub(super) vc_ends: Vec<(VcEnd, VcEnd, bool)>,
 }
 
 /// A policer and where it sits.
@@ -343,6 +351,8 @@ impl NetworkBuilder {
             vc_names: Vec::new(),
             port_vc_names: BTreeMap::new(),
             host_vc_names: BTreeMap::new(),
+            external: Vec::new(),
+            vc_ends: Vec::new(),
         }
     }
 
@@ -770,6 +780,7 @@ impl NetworkBuilder {
             self.ports[r.idx()].vcs[rs as usize].feedback = Some((f, fs));
         }
         rev.reverse();
+        self.vc_ends.push((VcEnd { host: src, vc: src_vc }, VcEnd { host: dst, vc: dst_vc }, duplex));
         Ok(VcHandle {
             src: VcEnd { host: src, vc: src_vc },
             dst: VcEnd { host: dst, vc: dst_vc },
@@ -1145,6 +1156,20 @@ impl NetworkBuilder {
     /// The controller configured for port `port`, if any.
     pub fn abr_control(&self, port: PortId) -> Option<&ControlConfig> {
         self.abr_controls.iter().find(|(p, _)| *p == port).map(|(_, c)| c)
+    }
+
+    /// Marks host `h` external, with IPv4 address `address`: IP packets
+    /// from outside enter the network there and leave it at the other
+    /// external hosts (`sim/external.rs`). An address given twice is an
+    /// error.
+    pub fn set_external(&mut self, h: HostId, address: std::net::Ipv4Addr) -> Result<(), BuildError> {
+        let address = address.octets();
+        if let Some(x) = self.external.iter().find(|x| x.address == address || x.host == h) {
+            let other = self.hosts[x.host.idx()].name.clone();
+            return Err(BuildError::ExternalTwice(std::net::Ipv4Addr::from(address).to_string(), other));
+        }
+        self.external.push(super::external::ExternalHost { host: h, address });
+        Ok(())
     }
 
     /// Finishes the network: a simulation of `duration` ready to run.

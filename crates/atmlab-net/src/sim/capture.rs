@@ -129,6 +129,8 @@ pub enum Content<'a> {
         /// The sender's fragmentation rule.
         rule: Fragmentation,
     },
+    /// A whole IP packet from outside (`sim/external.rs`), written as it is.
+    Ip(&'a [u8]),
 }
 
 /// The IPv4 address of host `h` (by its index): `10.0.0.1` for the first.
@@ -215,6 +217,10 @@ pub fn encode(meta: &FrameMeta, content: Content<'_>, out: &mut Vec<u8>) -> u32 
         // LLC AA-AA-03, OUI 00-00-00, EtherType IPv4.
         out.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00]);
     }
+    if let Content::Ip(bytes) = content {
+        out.extend_from_slice(bytes);
+        return 4 + meta.encap.header_bytes() + bytes.len() as u32;
+    }
     // (IP payload bytes, protocol, identification, flags and fragment offset)
     let (ip_payload, proto, id, frag) = match content {
         Content::Tcp(seg) => (seg.header_len() + seg.len, 6u8, 0u16, 0x4000u16),
@@ -226,6 +232,7 @@ pub fn encode(meta: &FrameMeta, content: Content<'_>, out: &mut Vec<u8>) -> u32 
             let more = if i + 1 < sizes.len() { 0x2000 } else { 0 };
             (sizes[i], 17u8, id, more | (offset / 8) as u16)
         }
+        Content::Ip(_) => unreachable!("written above"),
     };
     let total = IPV4_HEADER + ip_payload;
     let ip = out.len();
@@ -275,6 +282,7 @@ pub fn encode(meta: &FrameMeta, content: Content<'_>, out: &mut Vec<u8>) -> u32 
                 out[u + 6..u + 8].copy_from_slice(&c.to_be_bytes());
             }
         }
+        Content::Ip(_) => unreachable!("written above"),
     }
     4 + meta.encap.header_bytes() + total
 }
@@ -408,6 +416,22 @@ impl Simulation {
         let Reassembly::Complete(id) = cap.on_cell(t, cell, &self.tables.pdus) else { return };
         let Some(pdu) = self.tables.pdus.get(id) else { return };
         let d = &pdu.payload;
+        if let Payload::External(x) = d.payload {
+            // Real bytes: the packet as it came in, addresses and all.
+            let Some(bytes) = self.external.bytes(x) else { return };
+            let sender = self.hosts.get(self.external.sender(x));
+            let meta = FrameMeta {
+                src: [0; 4],
+                dst: [0; 4],
+                sport: 0,
+                dport: 0,
+                encap: sender.encapsulation,
+                vpi: cell.label().vpi,
+                vci: cell.label().vci,
+            };
+            cap.write(t, arrival.as_ps(), &meta, Content::Ip(bytes));
+            return;
+        }
         let (src, dst, sport, dport) = match d.dest {
             Endpoint::TcpReceiver(n) => {
                 let (src, dst) = self.transport.conn_ends(n);
@@ -421,6 +445,7 @@ impl Simulation {
                 let (src, dst) = self.transport.flow_ends(n);
                 (src.host, dst.host, port_of(n), SINK_PORT)
             }
+            Endpoint::External(_) => unreachable!("written above"),
         };
         let sender = self.hosts.get(src);
         let meta = FrameMeta {
@@ -439,6 +464,7 @@ impl Simulation {
             Payload::UdpFragment { len, seq, index, count } => {
                 Content::Udp { len, id: seq as u16, index, count, mtu, rule }
             }
+            Payload::External(_) => unreachable!("written above"),
         };
         cap.write(t, arrival.as_ps(), &meta, content);
     }

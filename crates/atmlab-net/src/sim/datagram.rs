@@ -14,6 +14,9 @@ pub enum Endpoint {
     TcpSender(u32),
     /// The sink of UDP flow `n`.
     UdpSink(u32),
+    /// External host `n` (by its host index): the packet leaves the
+    /// network there as bytes (`sim/external.rs`).
+    External(u32),
 }
 
 /// What an IP datagram carries.
@@ -41,6 +44,10 @@ pub enum Payload {
         /// Fragments of the datagram.
         count: u32,
     },
+    /// An IP packet from outside the simulation: its bytes wait in the
+    /// external part's arena under this id (`sim/external.rs`), so that
+    /// no other payload carries bytes.
+    External(u32),
 }
 
 impl Payload {
@@ -49,7 +56,7 @@ impl Payload {
     pub fn udp_seq(&self) -> Option<u64> {
         match *self {
             Payload::Udp { seq, .. } | Payload::UdpFragment { seq, .. } => Some(seq),
-            Payload::Tcp(_) => None,
+            Payload::Tcp(_) | Payload::External(_) => None,
         }
     }
 }

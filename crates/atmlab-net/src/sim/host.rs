@@ -267,6 +267,11 @@ impl Hosts {
             .collect()
     }
 
+    /// Cells of datagrams waiting for host `h`'s sending CPU.
+    pub(super) fn cells_waiting_at(&self, h: HostId) -> u64 {
+        self.list[h.idx()].tx_cells
+    }
+
     /// Cells of datagrams waiting for the hosts' sending CPUs.
     pub(super) fn cells_waiting(&self) -> u64 {
         self.list.iter().map(|h| h.tx_cells).sum()

@@ -80,6 +80,8 @@ pub(super) enum Event {
     AbrOutOfRate(AbrEndId, u32),
     ControlDeadline(PortId, u32),
     Pull(PullId),
+    /// A packet from outside enters its host (`external.rs`).
+    External(u32),
 }
 
 /// Cells created, moved and settled over the run.

@@ -39,6 +39,7 @@ mod build;
 mod capture;
 mod control;
 mod datagram;
+mod external;
 mod guard;
 mod host;
 mod kernel;
@@ -60,6 +61,7 @@ pub use build::{
 };
 pub use capture::{BASE_PORT, Content, FrameMeta, LINKTYPE, SINK_PORT, TapCounts, encode, host_address};
 pub use datagram::{Datagram, Endpoint, Payload};
+pub use external::{Delivered, ExternalCounts, InjectError};
 pub use guard::{DEFAULT_MAX_CELLS_HELD, Footprint};
 pub use host::{Host, HostModel, HostStats, HostVc, Overflow};
 pub use probes::{AbrQuantity, ConnQuantity, PortQuantity, ProbeKind, ProbeSpec, ProbeTarget};
@@ -130,6 +132,8 @@ pub struct Simulation {
     guard: guard::Guard,
     /// What the efficiency metric refers to.
     efficiency: EfficiencyRef,
+    /// The external hosts and the packets from outside in flight.
+    external: external::External,
 }
 
 /// The link whose capacity the efficiency metric refers to, and how.
@@ -164,6 +168,7 @@ impl Simulation {
             tables: tables::Tables::new(),
             guard: guard::Guard::new(b.max_cells_held),
             efficiency: EfficiencyRef { port: b.efficiency_port, capacity: b.efficiency_capacity },
+            external: external::External::new(std::mem::take(&mut b.external), &b.vc_ends),
         };
         sim.transport.start(&mut sim.k);
         sim.sources.start(&mut sim.k);
@@ -256,6 +261,10 @@ impl Simulation {
             senders[f.src.host.idx()] += 1;
         }
         let mut sources_on = vec![Vec::new(); b.hosts.len()];
+        // An external host sends whatever comes from outside.
+        for x in &b.external {
+            senders[x.host.idx()] += 1;
+        }
         for (i, s) in b.sources.iter().enumerate() {
             senders[s.src.host.idx()] += 1;
             sources_on[s.src.host.idx()].push(i as u32);
@@ -417,6 +426,7 @@ impl Simulation {
                 Event::AbrOutOfRate(e, g) => self.on_abr_out_of_rate(e, g),
                 Event::ControlDeadline(p, g) => self.on_control_deadline(p, g),
                 Event::Pull(k) => self.on_pull(k),
+                Event::External(id) => self.on_external(id),
             }
         }
         false
@@ -425,5 +435,7 @@ impl Simulation {
 
 #[cfg(test)]
 mod abr_tests;
+#[cfg(test)]
+mod external_tests;
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,18 @@
 //! | 6. ports pull their arrivals (`sim/network/pull.rs`) | cells that reached a pulling port's link end, not yet taken | their effects are seen only through the port's slots or controllers | every reader but [`Reader::Adapter`] and [`Reader::Port`]; the port's wake-up | `test_pulled_arrivals_match_the_reference` |
 //! | 7. counting controllers count late (`sim/control.rs`) | cells a port took ahead of time, not yet counted by its controller | the controller changes no cell (`Timing::Counted`) | [`Reader::Controller`], [`Reader::ControlDeadline`], [`Reader::End`] | `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
 //!
+//! **Traffic from outside** (`sim/external.rs`). A packet injected at an
+//! external host is an event at a time no earlier than the end of the
+//! stretch already run, and its host sends it as its transport would send
+//! a datagram then; so every scheme that waits for a reader (4, 6, 7) or
+//! keeps a port exact as cells come (1, 2, 3) is exact with it as with any
+//! datagram. The two that decide ahead what a host will send are off
+//! there: an ABR end at an external host never sends ahead (5; the
+//! stretch of any other end stops at the end of the stretch being run,
+//! before which no injection can fall), and the cell sources of an
+//! external host are never merged ahead of it (it counts as one more
+//! sender). Guard: `test_traffic_from_outside_gives_the_reference_run_with_elision`.
+//!
 //! The order within `settle` is the reference's order of simultaneous
 //! events: arrivals (class 0, by link) before anything else at an instant,
 //! then what the reader reads. A reader that is itself an arrival on link

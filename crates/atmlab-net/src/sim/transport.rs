@@ -272,6 +272,7 @@ impl Simulation {
                     self.transport.udp_received(&self.k, f, len, first);
                 }
             }
+            (Endpoint::External(h), Payload::External(id)) => self.external_delivered(h, id),
             (dest, _) => unreachable!("a datagram for {dest:?} carries the wrong transport"),
         }
     }

@@ -1,0 +1,248 @@
+"""Real operating-system TCP/IP across the simulated ATM network
+(``atmlab emulate``; docs/emulation.md).
+
+Each external host of the scenario (``hosts[i].external``) becomes a TUN
+device made by the core (``atmlab._core.Emulation``), moved into a network
+namespace of its own (``atmlab-<pid>-<host>``) with its address, the
+scenario's MTU, IPv6 off and the chosen congestion control; the scenario's
+``exec`` applications run there, and the core's real-time driver carries
+their packets cell by cell. Everything is set up and torn down with
+iproute2's ``ip``; no Python package beyond the standard library.
+
+``replay`` needs none of this: it injects a recorded pcap at its
+timestamps, with no wall clock, deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import AtmlabError
+
+PREFIX = "atmlab-"
+_STEP_S = 0.05
+
+
+class EmulationError(AtmlabError):
+    """An emulation that cannot start or could not go on (not root, no
+    /dev/net/tun, no namespaces, a command that does not exist...)."""
+
+
+@dataclass
+class ExecApp:
+    name: str
+    host: str
+    command: str
+    start_s: float
+    wait: bool
+    proc: subprocess.Popen[bytes] | None = None
+
+
+@dataclass
+class Plan:
+    """What the scenario asks of the emulation."""
+
+    hosts: list[dict[str, Any]]          # name, address, congestion, mtu
+    apps: list[ExecApp]
+    max_lag_s: float | None
+    namespaces: dict[str, str] = field(default_factory=dict)
+
+
+def _seconds(text: str) -> float:
+    from . import _core
+
+    kind, value = _core.quantity(str(text))
+    return float(value)
+
+
+def plan(data: dict[str, Any]) -> Plan:
+    """The external hosts and exec applications of an expanded scenario."""
+    hosts = []
+    for h in data.get("hosts", []):
+        x = h.get("external")
+        if x is None:
+            continue
+        mtu = h.get("mtu", 9180)
+        if isinstance(mtu, str):
+            mtu = int(re.sub(r"\D", "", mtu) or 9180)
+        hosts.append({"name": h["name"], "address": x["address"], "congestion": x.get("congestion"), "mtu": int(mtu)})
+    address = {h["name"]: h["address"] for h in hosts}
+    apps = []
+    for a in data.get("apps", []):
+        if a.get("kind") != "exec":
+            continue
+        command = re.sub(r"\{(\w+)\}", lambda m: address.get(m.group(1), m.group(0)), a["command"])
+        start = _seconds(a["start"]) if "start" in a else 0.0
+        apps.append(ExecApp(a["name"], a["host"], command, start, bool(a.get("wait", False))))
+    max_lag = (data.get("realtime") or {}).get("max_lag")
+    return Plan(hosts, apps, None if max_lag is None else _seconds(max_lag))
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise EmulationError(f"ip {' '.join(args)}: {r.stderr.strip() or 'failed'}")
+    return r
+
+
+def check_system(p: Plan) -> None:
+    """Clear errors for what a live emulation needs and lacks."""
+    if not p.hosts:
+        raise EmulationError("the scenario has no external host (hosts[i].external = { address = ... })")
+    if os.geteuid() != 0:
+        raise EmulationError("atmlab emulate needs root (or CAP_NET_ADMIN) to make TUN devices and network "
+                             "namespaces: run it with sudo (--replay needs neither)")
+    if not os.path.exists("/dev/net/tun"):
+        raise EmulationError("/dev/net/tun is missing: the kernel has no TUN support here (modprobe tun), "
+                             "or this container does not pass it through")
+    if shutil.which("ip") is None:
+        raise EmulationError("the `ip` command (iproute2) is missing: install iproute2")
+    probe = f"{PREFIX}{os.getpid()}-probe"
+    r = _ip("netns", "add", probe, check=False)
+    if r.returncode != 0:
+        raise EmulationError(f"network namespaces are unavailable: ip netns add: {r.stderr.strip()}")
+    _ip("netns", "del", probe, check=False)
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    known = set(available.read_text().split()) if available.exists() else set()
+    for h in p.hosts:
+        c = h["congestion"]
+        if c is not None and known and c not in known:
+            subprocess.run(["modprobe", f"tcp_{c}"], capture_output=True)
+            known = set(available.read_text().split())
+            if c not in known:
+                raise EmulationError(f"host {h['name']}: congestion control '{c}' is not available in this "
+                                     f"kernel (available: {' '.join(sorted(known))})")
+    for a in p.apps:
+        words = shlex.split(a.command)
+        if not words or shutil.which(words[0]) is None:
+            raise EmulationError(f"apps {a.name}: command '{words[0] if words else ''}' not found "
+                                 f"(is it installed and on PATH?)")
+
+
+def device_names(p: Plan) -> list[str]:
+    return [f"atm{os.getpid() % 100000}x{i}" for i in range(len(p.hosts))]
+
+
+def setup(p: Plan, devices: list[str]) -> None:
+    """Moves each device into its host's namespace and configures it."""
+    for h, dev in zip(p.hosts, devices):
+        ns = f"{PREFIX}{os.getpid()}-{h['name']}"
+        _ip("netns", "add", ns)
+        p.namespaces[h["name"]] = ns
+        sysctls = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
+        if h["congestion"]:
+            sysctls.append(f"net.ipv4.tcp_congestion_control={h['congestion']}")
+        for s in sysctls:
+            r = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", s], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise EmulationError(f"host {h['name']}: sysctl {s}: {r.stderr.strip()}")
+        _ip("link", "set", dev, "netns", ns)
+        _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("-n", ns, "link", "set", dev, "mtu", str(h["mtu"]))
+        _ip("-n", ns, "addr", "add", f"{h['address']}/32", "dev", dev)
+        _ip("-n", ns, "link", "set", dev, "up")
+        for other in p.hosts:
+            if other is not h:
+                _ip("-n", ns, "route", "add", f"{other['address']}/32", "dev", dev)
+
+
+def teardown(p: Plan) -> None:
+    for a in p.apps:
+        if a.proc is not None and a.proc.poll() is None:
+            try:
+                os.killpg(a.proc.pid, signal.SIGTERM)
+                a.proc.wait(timeout=2)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(a.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    for ns in p.namespaces.values():
+        _ip("netns", "del", ns, check=False)
+    p.namespaces.clear()
+
+
+def cleanup_leftovers() -> list[str]:
+    """Removes the namespaces of emulations whose process is gone."""
+    removed = []
+    r = _ip("netns", "list", check=False)
+    for line in r.stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        m = re.fullmatch(rf"{PREFIX}(\d+)-.+", name)
+        if m and not Path(f"/proc/{m.group(1)}").exists():
+            _ip("netns", "del", name, check=False)
+            removed.append(name)
+    return removed
+
+
+def _start(a: ExecApp, ns: str) -> None:
+    a.proc = subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c", a.command], start_new_session=True)
+
+
+def run_live(scenario_json: str, p: Plan, *, seed: int | None, pcap: Path | None,
+             log=print) -> tuple[str, dict[str, Any], dict[str, int | None]]:
+    """Runs the emulation: (result JSON, lag report, exit codes of the commands)."""
+    from . import _core
+
+    check_system(p)
+    devices = device_names(p)
+    emu = _core.Emulation(scenario_json, devices, seed, None if pcap is None else os.fspath(pcap), p.max_lag_s)
+    try:
+        setup(p, devices)
+        for h in p.hosts:
+            log(f"host {h['name']}: {h['address']} in namespace {p.namespaces[h['name']]} "
+                f"(ip netns exec {p.namespaces[h['name']]} ...)")
+        t0 = time.monotonic()
+        pending = sorted(p.apps, key=lambda a: a.start_s)
+        waited = [a for a in p.apps if a.wait]
+        while True:
+            now = time.monotonic() - t0
+            while pending and pending[0].start_s <= now:
+                a = pending.pop(0)
+                _start(a, p.namespaces[a.host])
+            if emu.step(_STEP_S):
+                break
+            if waited and not pending and all(a.proc is not None and a.proc.poll() is not None for a in waited):
+                emu.end_now()
+        result, report = emu.finish()
+        codes = {a.name: (a.proc.poll() if a.proc else None) for a in p.apps}
+        return result, json.loads(report), codes
+    except _core.CoreSimulationError as e:
+        raise EmulationError(str(e)) from None
+    finally:
+        emu.close()
+        teardown(p)
+
+
+def replay(scenario_json: str, trace: Path, *, seed: int | None, pcap: Path | None) -> tuple[str, dict[str, Any]]:
+    from . import _core
+
+    try:
+        result, counts = _core.replay(scenario_json, os.fspath(trace), seed, None if pcap is None else os.fspath(pcap))
+    except (ValueError, OSError) as e:
+        raise EmulationError(str(e)) from None
+    return result, json.loads(counts)
+
+
+def lag_lines(r: dict[str, Any]) -> list[tuple[str, str]]:
+    ms = lambda s: f"{s * 1e3:.3f} ms"  # noqa: E731
+    return [
+        ("event lag", f"median {ms(r['lag_p50_s'])}, p99 {ms(r['lag_p99_s'])}, max {ms(r['lag_max_s'])} "
+                      f"({r['lag_samples']} of {r['turns']} turns late)"),
+        ("time behind (> 1 ms)", f"{r['behind_s']:.3f} s"),
+        ("delivery lateness", f"median {ms(r['delivery_p50_s'])}, p99 {ms(r['delivery_p99_s'])}, "
+                              f"max {ms(r['delivery_max_s'])}"),
+        ("packets", f"{r['packets_in']} in, {r['packets_out']} out, {r['late_packets']} more than 1 ms late, "
+                    f"{r['packets_refused']} refused, {r['write_errors']} write errors"),
+        ("back-pressure", f"{r['blocked_turns']} turns with a device unread"),
+    ]
