@@ -145,7 +145,14 @@ def setup(p: Plan, devices: list[str]) -> None:
         for s in sysctls:
             r = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", s], capture_output=True, text=True)
             if r.returncode != 0:
-                raise EmulationError(f"host {h['name']}: sysctl {s}: {r.stderr.strip()}")
+                why = r.stderr.strip()
+                if "congestion" in s:
+                    allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+                    if allowed.is_file():
+                        why += (f" (a network namespace may choose only among the host's "
+                                f"net.ipv4.tcp_allowed_congestion_control: {allowed.read_text().strip()}; as root "
+                                f"on the host, add '{h['congestion']}' to it, or name one of those)")
+                raise EmulationError(f"host {h['name']}: sysctl {s}: {why}")
         _ip("link", "set", dev, "netns", ns)
         _ip("-n", ns, "link", "set", "lo", "up")
         _ip("-n", ns, "link", "set", dev, "mtu", str(h["mtu"]))

@@ -301,13 +301,6 @@ impl Simulation {
         queued + self.hosts.cells_waiting_at(host) + self.abr.cells_held_at(host)
     }
 
-    /// Ends the run at `t` instead (not before the stretch already run,
-    /// nor after the end): an emulation whose commands are done stops
-    /// there, and its results cover the time up to `t`.
-    pub fn end_early(&mut self, t: SimTime) {
-        self.k.end = t.max(self.k.until).max(self.k.now).min(self.k.end);
-    }
-
     /// What the traffic from outside did so far (a packet counts as lost
     /// once nothing in the network holds it any more).
     pub fn external_counts(&mut self) -> ExternalCounts {

@@ -292,3 +292,30 @@ fn test_traffic_from_outside_gives_the_reference_run_with_elision() {
     assert!(out_a.iter().any(|d| d.bytes.len() == 40) && out_a.len() > 800, "{} delivered", out_a.len());
     assert!(a.switch_cells_dropped > 0);
 }
+
+/// Runs [`with_outside`] with traffic from outside until 300 ms, then
+/// (as `atmlab emulate` does when its commands are done) the rest of the
+/// run without it.
+fn done_early(elide: bool) -> RunResult {
+    let (mut sim, a, _b) = with_outside(elide);
+    let step = Duration::from_us(700);
+    let mut t = SimTime::ZERO;
+    let mut n = 0u32;
+    while t < SimTime::ZERO + Duration::from_ms(300) {
+        t += step;
+        sim.advance(t);
+        sim.drain();
+        n += 1;
+        sim.inject(a, t, &packet(A, B, 9180, n)).unwrap();
+    }
+    sim.run().unwrap()
+}
+
+#[test]
+fn test_a_run_whose_outside_traffic_stops_balances_its_cells_and_gives_the_reference_run() {
+    let mut a = done_early(true);
+    let mut reference = done_early(false);
+    assert_eq!(a.duration_s, 1.0);
+    (a.events, reference.events) = (0, 0);
+    assert_eq!(a, reference);
+}
