@@ -304,7 +304,7 @@ impl SwitchControl for Charny {
             Some(self.present as f64),
             Some(self.lowered as f64),
         ];
-        READINGS.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+        super::named(READINGS, values)
     }
 }
 

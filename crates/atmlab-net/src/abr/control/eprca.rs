@@ -364,7 +364,7 @@ impl SwitchControl for Eprca {
             Some(self.lowered as f64),
             Some(self.ci_set as f64),
         ];
-        READINGS.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+        super::named(READINGS, values)
     }
 }
 

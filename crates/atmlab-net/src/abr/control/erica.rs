@@ -1031,7 +1031,7 @@ impl SwitchControl for Erica {
             bps(self.high_priority_rate()),
             finite(self.active_vcs()),
         ];
-        READINGS.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+        super::named(READINGS, values)
     }
 }
 

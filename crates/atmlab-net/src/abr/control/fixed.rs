@@ -66,7 +66,7 @@ impl SwitchControl for FixedRate {
 
     fn readings(&self) -> Vec<Reading> {
         let values = [bps(self.params.er), Some(self.lowered as f64)];
-        READINGS.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+        super::named(READINGS, values)
     }
 }
 

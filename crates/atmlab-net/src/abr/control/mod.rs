@@ -476,6 +476,12 @@ pub(crate) fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// A controller's readings: the `values` of its `infos`, in order.
+pub(crate) fn named<const N: usize>(infos: &[ReadingInfo], values: [Option<f64>; N]) -> Vec<Reading> {
+    debug_assert_eq!(infos.len(), N, "one value per reading");
+    infos.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+}
+
 #[cfg(test)]
 mod network_tests;
 

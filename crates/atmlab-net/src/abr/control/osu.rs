@@ -256,7 +256,7 @@ impl SwitchControl for Osu {
             Some(self.n_active as f64),
             Some(self.lowered as f64),
         ];
-        READINGS.iter().zip(values).map(|(r, value)| Reading { name: r.name, value }).collect()
+        super::named(READINGS, values)
     }
 }
 
