@@ -248,7 +248,7 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
               "(Linux, root): each external host (hosts[i].external) becomes a network namespace with a TUN "
               "device, its exec applications run there, and the run's summary ends with how far the "
               "simulation fell behind the wall clock. With --replay, a recorded pcap is injected at its "
-              f"timestamps instead: no root, no wall clock, deterministic. See docs/emulation.md. SCENARIO is "
+              f"timestamps instead: no root, no wall clock, deterministic. See docs/emulate.md. SCENARIO is "
               f"{SCENARIO_HELP}.")
 @click.argument("scenario", metavar="SCENARIO", required=False)
 @click.option("--seed", type=SEED, default=None, help="Master seed (default: the scenario's simulation.seed).")

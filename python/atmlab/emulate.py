@@ -1,5 +1,5 @@
 """Real operating-system TCP/IP across the simulated ATM network
-(``atmlab emulate``; docs/emulation.md).
+(``atmlab emulate``; docs/emulate.md).
 
 Each external host of the scenario (``hosts[i].external``) becomes a TUN
 device made by the core (``atmlab._core.Emulation``), moved into a network

@@ -1,7 +1,7 @@
 //! # atmlab-emu
 //!
 //! Real operating-system TCP/IP across a simulated atmlab network
-//! (`docs/emulation.md`). The simulation core (`atmlab-net`) knows no clock
+//! (`docs/emulate.md`). The simulation core (`atmlab-net`) knows no clock
 //! and does no I/O: it takes IP packets at external hosts at a simulated
 //! time ([`Simulation::inject`]) and gives back those delivered
 //! ([`Simulation::drain`]). This crate drives it:

@@ -453,7 +453,7 @@ pub struct HostSpec {
     pub cpu: CpuSpec,
     /// A host whose IP packets come from outside the simulation: a real
     /// operating system's stack, in a network namespace, through a TUN
-    /// device (`atmlab emulate`; docs/emulation.md). A run without a
+    /// device (`atmlab emulate`; docs/emulate.md). A run without a
     /// driver sends nothing from it.
     #[serde(default)]
     pub external: Option<ExternalSpec>,

@@ -1,5 +1,5 @@
 //! External hosts: real IP packets, from outside the simulation, across
-//! the simulated ATM network (`docs/emulation.md`).
+//! the simulated ATM network (`docs/emulate.md`).
 //!
 //! A host marked external ([`NetworkBuilder::set_external`]) has an IPv4
 //! address. A packet handed to it ([`Simulation::inject`], raw IPv4 bytes,
