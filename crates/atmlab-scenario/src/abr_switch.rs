@@ -16,7 +16,7 @@ use atmlab_net::abr::control::efci::EfciParams;
 use atmlab_net::abr::control::eprca::{APRC_DEFAULTS, CiMarking, Congestion, EPRCA_DEFAULTS, MacrUpdate, Reduction};
 use atmlab_net::abr::control::erica::{AveragingInterval, Counting, EricaParams, LoadAveraging, Variant};
 use atmlab_net::abr::control::fixed::FixedRateParams;
-use atmlab_net::abr::control::osu::{Fairness, OSU_DEFAULTS, OsuParams};
+use atmlab_net::abr::control::osu::{Fairness, OSU_DEFAULTS, OfferedRate, OsuParams};
 use atmlab_net::abr::control::{Algorithm, ControlConfig};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
@@ -469,6 +469,20 @@ struct OsuKeys {
     /// The interval's bound in ABR cells (default 500; 0: the time bound
     /// only).
     interval_cells: Option<u32>,
+    /// The rate the load adjustment divides: `measured` (default: the VC's
+    /// cells at the port over the last interval, one ER per interval) or
+    /// `ccr` (each backward RM cell's CCR).
+    offered_rate: Option<OfferedRateSpec>,
+}
+
+/// The OSU scheme's offered rate.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum OfferedRateSpec {
+    /// The VC's rate measured at the port over the last interval.
+    Measured,
+    /// Each backward RM cell's CCR.
+    Ccr,
 }
 
 /// The OSU scheme's fairness option.
@@ -493,6 +507,11 @@ fn osu(path: &str, keys: Map<String, Value>) -> Result<ControlConfig, ScenarioEr
             Some(FairnessSpec::Aggressive) => Fairness::Aggressive,
         },
         interval: interval(d.interval, a.interval, a.interval_cells),
+        offered_rate: match a.offered_rate {
+            None => d.offered_rate,
+            Some(OfferedRateSpec::Measured) => OfferedRate::Measured,
+            Some(OfferedRateSpec::Ccr) => OfferedRate::Ccr,
+        },
     }))
 }
 

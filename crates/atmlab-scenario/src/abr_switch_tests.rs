@@ -208,10 +208,11 @@ fn test_every_key_reaches_the_core() {
 
     let c = config(
         r#"{ algorithm = "osu", target_utilization = 0.8, half_width = 0.2, fairness = "aggressive",
-             interval_cells = 100 }"#,
+             interval_cells = 100, offered_rate = "ccr" }"#,
     );
     let mut expected = OSU_DEFAULTS;
     (expected.target_utilization, expected.half_width, expected.fairness) = (0.8, 0.2, Fairness::Aggressive);
+    expected.offered_rate = OfferedRate::Ccr;
     expected.interval.cells = Some(100);
     assert_eq!(c, ControlConfig::Osu(expected));
 
@@ -245,6 +246,7 @@ fn test_mistakes_name_their_key() {
         (r#"{ algorithm = "eprca", ci_marking = true }"#, "ci_marking"),
         (r#"{ algorithm = "eprca", queue_threshold = "many" }"#, "queue_threshold"),
         (r#"{ algorithm = "osu", fairness = "kind" }"#, "fairness"),
+        (r#"{ algorithm = "osu", offered_rate = "acr" }"#, "offered_rate"),
         (r#"{ algorithm = "charny", iteration = 2 }"#, "iteration"),
         (r#"{ algorithm = "charny", vc_timeout = "soon" }"#, "vc_timeout"),
         // values out of range, found where the port is known

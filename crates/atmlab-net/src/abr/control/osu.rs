@@ -17,9 +17,8 @@
 //! fairShare = target / nActive
 //! ```
 //!
-//! and on a BRM, with OCR its CCR (the dissertation's Appendix B, p. 393,
-//! restated; LLB = 1 - delta, ULB = 1 + delta):
-//!
+//! and on a BRM of a VC, with OCR its offered rate (the dissertation's
+//! Appendix B, p. 393, restated; LLB = 1 - delta, ULB = 1 + delta):
 //! ```text
 //! basic:      LLB <= z <= ULB:  LAD = z / LLB  if OCR > fairShare,  else z / ULB
 //!             otherwise:        LAD = z
@@ -32,12 +31,19 @@
 //! ER = min(ER, OCR / LAD)
 //! ```
 //!
-//! The native scheme carried the OCR in its own control cell and the source
-//! divided its rate by the largest LAD along the path; mapped onto TM 4.0
-//! (atmlab's mapping) the switch writes `OCR / LAD` into the BRM's ER, and the
-//! minimum of the ERs along the path is the rate of the largest LAD. With
-//! `LAD = 0` (no ABR input) the ER is the target; a VC whose CCR is 0 gets
-//! the fair share (`0 / LAD` would keep it stopped for ever).
+//! The native scheme carried the source's *measured* offered rate (OCR) in
+//! its own control cell and the source divided its rate by the largest LAD
+//! along the path. Mapped onto TM 4.0 (atmlab's mapping) the switch writes
+//! `OCR / LAD` into the BRM's ER, and the minimum of the ERs along the path
+//! is the rate of the largest LAD. The OCR is, by default
+//! ([`OfferedRate::Measured`]), the VC's cells counted at this port over the
+//! last interval: a measured rate, as the native one, and one ER per VC per
+//! interval. With [`OfferedRate::Ccr`] it is each BRM's CCR, the allowed
+//! rate the source raised at once to the last ER: below the band every BRM
+//! divides it again by the same interval's z, and the rates compound (what
+//! the first mapping did; docs/models/abr.md). With `LAD = 0` (no ABR
+//! input) the ER is the target; a VC whose OCR is 0 gets the fair share
+//! (`0 / LAD` would keep it stopped for ever).
 //!
 //! It counts cells and writes BRMs from its state:
 //! [`super::Timing::Counted`].
@@ -57,6 +63,21 @@ pub enum Fairness {
     Aggressive,
 }
 
+/// Which rate of a VC the load adjustment divides (its "offered cell
+/// rate", OCR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OfferedRate {
+    /// The VC's cells counted at this port over the last interval, per
+    /// second: the native scheme's OCR was the source's *measured* offered
+    /// rate over its own interval (94-0883), not its allowed rate, and a VC
+    /// gets one ER per interval from it.
+    Measured,
+    /// The CCR of each backward RM cell (atmlab's first TM 4.0 mapping):
+    /// a source raises its CCR at once to the last ER it got, so below the
+    /// band the increases compound within an interval.
+    Ccr,
+}
+
 /// The OSU scheme's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OsuParams {
@@ -69,6 +90,8 @@ pub struct OsuParams {
     pub fairness: Fairness,
     /// The interval (ERICA's: 500 ABR cells or 5 ms).
     pub interval: AveragingInterval,
+    /// The rate the LAD divides (measured).
+    pub offered_rate: OfferedRate,
 }
 
 /// The OSU scheme's defaults (see [`OsuParams`]).
@@ -80,6 +103,7 @@ pub const OSU_DEFAULTS: OsuParams = OsuParams {
         time: super::erica::STUDY_INTERVAL_TIME,
         cells: Some(super::erica::STUDY_INTERVAL_CELLS),
     },
+    offered_rate: OfferedRate::Measured,
 };
 
 impl OsuParams {
@@ -114,6 +138,10 @@ pub struct Osu {
     /// Per VC index: seen in the current interval.
     seen: Vec<bool>,
     seen_count: usize,
+    /// Per VC index: ABR cells in the current interval.
+    counts: Vec<u32>,
+    /// Per VC index: the rate measured over the last interval, cells/s.
+    measured: Vec<f64>,
     target: f64,
     z: f64,
     n_active: usize,
@@ -135,6 +163,8 @@ impl Osu {
             meter: Meter::new(params.interval, cell_rate, now),
             seen: vec![false; n_vcs],
             seen_count: 0,
+            counts: vec![0; n_vcs],
+            measured: vec![0.0; n_vcs],
             target,
             z: 1.0,
             n_active: 1,
@@ -202,6 +232,10 @@ impl Osu {
         self.z = if self.target > 0.0 { m.abr_rate / self.target } else { f64::INFINITY };
         self.n_active = self.seen_count.max(1);
         self.fair_share = self.target / self.n_active as f64;
+        for (rate, count) in self.measured.iter_mut().zip(&mut self.counts) {
+            *rate = f64::from(*count) / m.dt_secs;
+            *count = 0;
+        }
         self.seen.fill(false);
         self.seen_count = 0;
     }
@@ -214,6 +248,7 @@ impl SwitchControl for Osu {
             self.seen[vc] = true;
             self.seen_count += 1;
         }
+        self.counts[vc] += 1;
         if self.meter.abr_cell(at) {
             self.end_interval(at);
             return true;
@@ -226,8 +261,12 @@ impl SwitchControl for Osu {
         self.meter.hp_cells(n);
     }
 
-    fn backward_rm(&mut self, _at: SimTime, _vc: usize, rm: &mut RmCell) {
-        let er = self.er(rm.ccr);
+    fn backward_rm(&mut self, _at: SimTime, vc: usize, rm: &mut RmCell) {
+        let ocr = match self.params.offered_rate {
+            OfferedRate::Measured => self.measured[vc],
+            OfferedRate::Ccr => rm.ccr,
+        };
+        let er = self.er(ocr);
         self.lowered += u64::from(er < rm.er);
         rm.lower_er(er);
     }
@@ -313,6 +352,57 @@ mod tests {
         assert!(close(o.er(40.0), 30.0), "above the band: LAD = z (atmlab's)");
         let o = after(Fairness::Aggressive, 1, 45);
         assert!(close(o.er(45.0), 90.0), "one active VC: LAD = z");
+    }
+
+    fn brm(ccr: f64) -> RmCell {
+        RmCell { dir: crate::abr::Direction::Backward, bn: false, ci: false, ni: false, er: 1e9, ccr, mcr: 0.0 }
+    }
+
+    #[test]
+    fn test_the_measured_offered_rate_gives_one_er_per_vc_and_interval() {
+        // 72 cells in 1 s, VC 0 twice as many as VC 1 (48 and 24): z = 0.8
+        // below the band, LAD = z, and each VC's ER is its measured rate / z
+        // whatever CCR its BRMs carry.
+        let p = OsuParams {
+            interval: AveragingInterval { time: Duration::from_secs(1), cells: None },
+            ..OSU_DEFAULTS
+        };
+        let mut o = Osu::new(p, 100.0, 2, SimTime::ZERO);
+        for i in 0..72u32 {
+            let at = SimTime::ZERO + Duration::from_ms(u64::from(i));
+            assert!(!o.abr_cell(at, usize::from(i % 3 == 2), None, || 0));
+        }
+        o.deadline_reached(SimTime::ZERO + Duration::from_secs(1), 0);
+        assert!(close(o.load_factor(), 0.8));
+        for ccr in [10.0, 48.0, 60.0, 75.0] {
+            let mut rm = brm(ccr);
+            o.backward_rm(SimTime::ZERO, 0, &mut rm);
+            assert!(close(rm.er, 60.0), "VC 0: 48 / 0.8 at CCR {ccr}, got {}", rm.er);
+            let mut rm = brm(ccr);
+            o.backward_rm(SimTime::ZERO, 1, &mut rm);
+            assert!(close(rm.er, 30.0), "VC 1: 24 / 0.8 at CCR {ccr}, got {}", rm.er);
+        }
+        // With the CCR as the offered rate, each BRM's CCR is divided: a
+        // source that took the last ER as its CCR compounds.
+        let mut o = Osu::new(OsuParams { offered_rate: OfferedRate::Ccr, ..p }, 100.0, 2, SimTime::ZERO);
+        for i in 0..72u32 {
+            assert!(!o.abr_cell(SimTime::ZERO + Duration::from_ms(u64::from(i)), usize::from(i % 3 == 2), None, || 0));
+        }
+        o.deadline_reached(SimTime::ZERO + Duration::from_secs(1), 0);
+        let mut rm = brm(48.0);
+        o.backward_rm(SimTime::ZERO, 0, &mut rm);
+        let mut again = brm(rm.er);
+        o.backward_rm(SimTime::ZERO, 0, &mut again);
+        assert!(close(rm.er, 60.0) && close(again.er, 75.0), "{} then {}", rm.er, again.er);
+        // A VC not seen in the last interval gets the fair share (45).
+        let mut o = Osu::new(p, 100.0, 3, SimTime::ZERO);
+        for i in 0..72u32 {
+            assert!(!o.abr_cell(SimTime::ZERO + Duration::from_ms(u64::from(i)), usize::from(i % 2 == 1), None, || 0));
+        }
+        o.deadline_reached(SimTime::ZERO + Duration::from_secs(1), 0);
+        let mut rm = brm(50.0);
+        o.backward_rm(SimTime::ZERO, 2, &mut rm);
+        assert!(close(rm.er, 45.0), "{}", rm.er);
     }
 
     #[test]
