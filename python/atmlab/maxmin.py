@@ -479,7 +479,7 @@ def _udp_rate(app: Mapping[str, Any], vc: Mapping[str, Any], hosts: Mapping[str,
 def _app_rate(vc: Mapping[str, Any], apps: Sequence[tuple[int, Mapping[str, Any]]],
               hosts: Mapping[str, Any], source: str, i: int) -> Fraction | None:
     """The cell rate an ABR VC's applications offer, in-rate FRMs included,
-    or None when some application is greedy (TCP) or not constant."""
+    or None when some application is greedy (TCP, a persistent source)."""
     if not apps:
         return Fraction(0)
     nrm = int((vc.get("abr") or {}).get("nrm", 32))
@@ -487,6 +487,8 @@ def _app_rate(vc: Mapping[str, Any], apps: Sequence[tuple[int, Mapping[str, Any]
     for k, app in apps:
         where = _where(source, f"apps[{k}]")
         kind = app.get("kind")
+        if kind == "abr_persistent":
+            return None
         if kind == "tcp_bulk":
             if app.get("bytes", "inf") != "inf" or app.get("duration") is not None:
                 raise OracleError(f"{where}: a TCP transfer that ends leaves no steady state to compare with")

@@ -172,7 +172,7 @@ def sections(r: Result, scenario: Mapping[str, Any] | None = None) -> list[Secti
 
     sources = raw.get("cell_sources", [])
     if sources:
-        s = Section("Cell sources (ON/OFF, piecewise)",
+        s = Section("Cell sources (ON/OFF, piecewise, persistent ABR)",
                     ["name", "from → to", "sources", "peak", "mean offered", "throughput", "cells sent", "lost"], 2)
         for c in sources:
             lost = c["cells_sent"] - c["cells_received"]

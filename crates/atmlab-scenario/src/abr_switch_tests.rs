@@ -274,3 +274,32 @@ fn test_mistakes_name_their_key() {
         assert_eq!(e.path, format!("{at}.{key}"), "{abr}: {e}");
     }
 }
+
+/// The two-source scenario with its UDP applications made `app` (TOML
+/// keys after `kind`), on VCs of `category`.
+fn with_app(app: &str, category: &str) -> Result<RunResult, ScenarioError> {
+    let t = two_sources(r#"{ algorithm = "erica" }"#)
+        .replace("kind = \"udp_cbr\"", app)
+        .replace("payload = \"9112 bytes\"\ninterval = \"500 us\"\n", "")
+        .replace("category = \"abr\"", &format!("category = \"{category}\""));
+    let sc = parse_toml(&t)?;
+    Ok(sc.build(1, 0)?.run().unwrap())
+}
+
+#[test]
+fn test_persistent_sources_run_from_toml_and_refuse_what_they_cannot_be() {
+    let r = with_app(r#"kind = "abr_persistent""#, "abr").unwrap();
+    assert_eq!(r.cell_sources.len(), 2);
+    for s in &r.cell_sources {
+        // ERICA at U = 0.9 shares the link: each sends about 0.45 of it.
+        let share = s.cells_sent as f64 * 424.0 / 0.040 / 149.76e6;
+        assert!(s.cells_received > 0 && share > 0.3 && share < 1.0, "{s:?}");
+    }
+    let e = with_app(r#"kind = "abr_persistent""#, "ubr").unwrap_err();
+    assert!(e.to_string().contains("apps[0].vc") && e.to_string().contains("ABR VC"), "{e}");
+    let e = with_app("kind = \"abr_persistent\"\npeak = \"1 Mbit/s\"", "abr").unwrap_err();
+    assert!(e.to_string().contains("apps[0].peak"), "{e}");
+    // A cell source on an ABR VC names the kind that sends at its rate.
+    let e = with_app("kind = \"onoff\"\npeak = \"1 Mbit/s\"\non = \"1 ms\"\noff = \"1 ms\"", "abr").unwrap_err();
+    assert!(e.to_string().contains("abr_persistent"), "{e}");
+}

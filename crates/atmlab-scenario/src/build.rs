@@ -656,6 +656,14 @@ impl<'a> Ctx<'a> {
                     self.apps.insert(&a.name, AppRef::Cells(app));
                 }
                 AppKind::Exec => unreachable!("exec apps are taken above"),
+                AppKind::AbrPersistent => {
+                    only_keys(&path, a, &[])?;
+                    let app = self
+                        .b
+                        .add_abr_persistent(&a.name, &handle, t)
+                        .map_err(|e| err(format!("{path}.vc"), e.to_string()))?;
+                    self.apps.insert(&a.name, AppRef::Cells(app));
+                }
                 AppKind::Piecewise => {
                     only_keys(&path, a, &["sources", "rates", "intervals", "cycle", "frame_cells", "peak"])?;
                     let app = self.piecewise(&path, a, &handle, t)?;

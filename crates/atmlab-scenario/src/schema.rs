@@ -1089,6 +1089,10 @@ pub enum AppKind {
     /// A command run in an external host's namespace by `atmlab emulate`
     /// (no traffic of the simulation's own).
     Exec,
+    /// A persistent source on an ABR VC: from its start it always has
+    /// cells, sent at the ABR source's ACR (the ATM Forum's test
+    /// configurations); the sink counts them.
+    AbrPersistent,
 }
 
 impl AppKind {
@@ -1101,6 +1105,7 @@ impl AppKind {
             AppKind::Onoff => "onoff",
             AppKind::Piecewise => "piecewise",
             AppKind::Exec => "exec",
+            AppKind::AbrPersistent => "abr_persistent",
         }
     }
 }

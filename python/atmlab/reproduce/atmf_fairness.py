@@ -6,8 +6,8 @@ Generic Fairness Configurations GFC-1 and GFC-2, ATM Forum 94-0557; the
 linear and the theatre parking lot; the upstream configuration; two
 sources with a late starter; N sources; three sources with one
 source-limited), bundled as ``scenarios/atmf/*.toml`` with persistent
-sources (greedy TCP over ABR with windows far above any path's
-bandwidth-delay product, docs/models/maxmin.md). The reference is not a
+sources (``kind = "abr_persistent"``: an ABR source that always has cells
+and sends at its ACR). The reference is not a
 published table but the max-min fair rate of every VC, computed exactly
 by progressive filling (:mod:`atmlab.maxmin`, independent of the
 simulator), at the target utilisation of the algorithm run.

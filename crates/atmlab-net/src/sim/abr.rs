@@ -138,6 +138,28 @@ pub(crate) enum Waiting {
     Cell(Cell),
 }
 
+/// A persistent source (the ATM Forum's test configurations): from its
+/// start it always has cells, raw data cells that carry no frame, made
+/// when a slot takes one; a cell application counts them at the sink.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Persistent {
+    /// The cell application whose cells these are.
+    pub(crate) app: u32,
+    /// When it starts sending.
+    pub(crate) start: SimTime,
+    /// Whether it has started.
+    on: bool,
+    /// Cells sent.
+    sent: u64,
+}
+
+impl Persistent {
+    /// Application `app`'s source, from `start`.
+    pub(crate) fn new(app: u32, start: SimTime) -> Persistent {
+        Persistent { app, start, on: false, sent: 0 }
+    }
+}
+
 /// A host's frame waiting at an ABR source before its first cell goes:
 /// what its PDU entry will hold.
 #[derive(Clone, Debug)]
@@ -171,6 +193,8 @@ pub struct AbrEnd {
     pub(crate) waiting: VecDeque<Waiting>,
     /// The frames of `waiting` none of whose cells has gone, in order.
     pub(crate) held: VecDeque<HeldFrame>,
+    /// A persistent source's cells, sent when nothing else waits.
+    pub(crate) persistent: Option<Persistent>,
     /// Sending ahead: when the data cells sent in the current stretch of
     /// slots go, the latest last. Those at or after a moment had not gone
     /// yet then, in true time: [`AbrEnd::push_waiting`] counts them when
@@ -219,6 +243,7 @@ impl AbrEnd {
             destination: AbrDestination::new(),
             waiting: VecDeque::new(),
             held: VecDeque::new(),
+            persistent: None,
             ahead: VecDeque::new(),
             stretch: SimTime::MAX,
             waiting_cells: 0,
@@ -274,7 +299,7 @@ impl AbrEnd {
     }
 
     fn has_data(&self) -> bool {
-        !self.waiting.is_empty()
+        !self.waiting.is_empty() || self.persistent.is_some_and(|p| p.on)
     }
 
     /// When the next in-rate cell may go (rule 1): an ACR interval after the
@@ -360,6 +385,12 @@ impl AbrEnds {
             let waiting = e.waiting_cells + e.held.len() as u64 * super::guard::DATAGRAM_CELLS;
             tally.add(waiting, || format!("the ABR source {} (cells waiting for their rate)", e.name));
         }
+    }
+
+    /// Each persistent source's cell application, the cells it sent and
+    /// its source's PCR (cells/s).
+    pub(super) fn persistent_sent(&self) -> impl Iterator<Item = (u32, u64, f64)> + '_ {
+        self.ends.iter().filter_map(|e| e.persistent.map(|p| (p.app, p.sent, e.source.params().pcr)))
     }
 
     /// Cells of frames waiting at the sources for their in-rate slots.
@@ -488,6 +519,23 @@ impl Simulation {
             t = t.min(at);
         }
         t.min(self.probes.next_due())
+    }
+
+    /// Schedules the start of every persistent source.
+    pub(super) fn start_abr_persistent(&mut self) {
+        for (e, end) in self.abr.ends.iter().enumerate() {
+            if let Some(p) = end.persistent {
+                self.k.queue.push(p.start, APP, Event::AbrStart(AbrEndId(e as u32)));
+            }
+        }
+    }
+
+    /// End `e`'s persistent source starts: from now on it always has cells.
+    pub(super) fn on_abr_start(&mut self, e: AbrEndId) {
+        if let Some(p) = self.abr.ends[e.0 as usize].persistent.as_mut() {
+            p.on = true;
+        }
+        self.abr_kick(e.0);
     }
 
     /// End `e`'s trailing FRM may be due: sent in an in-rate slot if the
@@ -648,6 +696,14 @@ impl Simulation {
     /// The next cell at the head of end `e`'s queue.
     fn abr_data_cell(&mut self, e: u32) -> Option<Cell> {
         let end = &mut self.abr.ends[e as usize];
+        if end.waiting.is_empty() {
+            // A persistent source: a cell made now (it never waited).
+            let p = end.persistent.as_mut().expect("data was waiting");
+            p.sent += 1;
+            self.k.counts.cells_created += 1;
+            self.k.counts.raw_created += 1;
+            return Some(Cell::new(end.label, PduId::NONE, Pti::DATA, false, end.vc));
+        }
         end.waiting_cells -= 1;
         if self.k.now > end.stretch {
             end.ahead.push_back(self.k.now);

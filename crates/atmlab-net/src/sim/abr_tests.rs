@@ -529,3 +529,70 @@ fn test_frames_waiting_at_abr_sources_are_held_without_a_pdu_entry_and_counted_i
         assert!(u.received > 0 && u.lost == 0, "{u:?}");
     }
 }
+
+/// `n` persistent ABR sources src_i -> sw1 -> sw2 -> dst_i, the i-th from
+/// `i` x 100 ms, every switch port running `control`.
+fn persistent_abr(n: usize, control: ControlConfig, elide: bool) -> Simulation {
+    let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
+    b.set_event_elision(elide);
+    let sw1 = NodeRef::Switch(b.add_switch("sw1"));
+    let sw2 = NodeRef::Switch(b.add_switch("sw2"));
+    let host = PortConfig::host_adapter;
+    let delay = Duration::from_us(500);
+    b.add_link(sw1, sw2, sts3c(), delay, switch_port(1 << 22), switch_port(1 << 22)).unwrap();
+    let params = AbrParams::new(cell_rate(sts3c()));
+    for i in 0..n {
+        let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
+        let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
+        b.add_link(s, sw1, sts3c(), delay, host(), switch_port(1 << 22)).unwrap();
+        b.add_link(sw2, d, sts3c(), delay, switch_port(1 << 22), host()).unwrap();
+        let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Abr, None).unwrap();
+        b.set_abr(&format!("vc{i}"), &vc, &params).unwrap();
+        let start = SimTime::ZERO + Duration::from_ms(100 * i as u64);
+        b.add_abr_persistent(&format!("p{i}"), &vc, start).unwrap();
+    }
+    control_every_switch_port(&mut b, &control);
+    b.build(RunMeta::default(), Duration::from_secs(1))
+}
+
+#[test]
+fn test_persistent_sources_send_at_their_acr_and_match_the_reference() {
+    // Two persistent sources under ERICA (U = 0.9): each gets half the
+    // target, the first sends at its ACR (what it sent is its mean ACR
+    // over the run, less one cell in Nrm for its FRMs), and its sink gets what
+    // was sent but the cells still in flight. The run is the reference's.
+    let control = ControlConfig::Erica(EricaParams::erica(0.9));
+    let mut a = persistent_abr(2, control.clone(), true).run().unwrap();
+    let mut reference = persistent_abr(2, control, false).run().unwrap();
+    (a.events, reference.events) = (0, 0);
+    assert_eq!(a, reference);
+    let link = cell_rate(sts3c());
+    for (i, app) in a.cell_sources.iter().enumerate() {
+        let e = a.abr.iter().find(|e| e.name == format!("vc{i}:forward")).unwrap();
+        assert!((e.acr_bps / CELL_BITS as f64 / (0.9 * link / 2.0) - 1.0).abs() < 0.05, "{e:?}");
+        assert_eq!(app.cells_sent, e.data_cells, "{app:?}");
+        if i == 0 {
+            // (The second's mean ACR counts its ICR before it started.)
+            let offered = e.mean_acr_bps / CELL_BITS as f64 * 31.0 / 32.0;
+            let sent = app.cells_sent as f64;
+            assert!((sent / offered - 1.0).abs() < 0.02, "{sent} cells/s sent against {offered} at its ACR");
+        }
+        assert!(app.cells_received <= app.cells_sent && app.cells_received + 2_000 > app.cells_sent, "{app:?}");
+        assert_eq!(app.sources, 1);
+    }
+    // The second starts at 100 ms: it sent for 0.9 s, the first for 1 s.
+    assert!(a.cell_sources[1].cells_sent < a.cell_sources[0].cells_sent);
+}
+
+#[test]
+fn test_a_persistent_source_hears_efci_through_its_raw_cells() {
+    // Binary feedback: the destination sets CI in the BRMs from the EFCI
+    // of the data cells before each FRM, so the raw cells of a persistent
+    // source must reach it in order with the RM cells. Two sources on an
+    // EFCI switch: the queue rises past the threshold, the sources are
+    // told so, and their ACRs fall below PCR.
+    let control = ControlConfig::Efci(EfciParams { threshold: 100 });
+    let r = persistent_abr(2, control, true).run().unwrap();
+    let pcr = cell_rate(sts3c()) * CELL_BITS as f64;
+    assert!(r.abr.iter().filter(|e| e.name.ends_with(":forward")).all(|e| e.mean_acr_bps < 0.9 * pcr), "{:?}", r.abr);
+}

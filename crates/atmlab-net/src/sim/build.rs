@@ -5,7 +5,7 @@
 //! MTU) and reports it as a [`BuildError`]; the scenario layer adds the
 //! position in the scenario file.
 
-use super::abr::{AbrEnd, EndAt};
+use super::abr::{AbrEnd, EndAt, Persistent};
 use super::apps::{TcpConn, UdpCbr, UdpStats, VcEnd};
 use super::host::{Host, HostModel, HostVc};
 use super::probes::ProbeSpec;
@@ -1020,13 +1020,37 @@ impl NetworkBuilder {
         Ok(app)
     }
 
+    /// Adds a persistent source on the ABR VC `vc` (made one by
+    /// [`set_abr`](Self::set_abr) before): from `start` its ABR source
+    /// always has cells, raw data cells sent at its ACR, counted at the
+    /// sink as a cell application's (the ATM Forum's test configurations'
+    /// "persistent sources").
+    pub fn add_abr_persistent(&mut self, name: &str, vc: &VcHandle, start: SimTime) -> Result<u32, BuildError> {
+        let Some(e) = self.hosts[vc.src.host.idx()].vcs[vc.src.vc as usize].abr else {
+            return Err(BuildError::Abr("a persistent ABR source needs an ABR VC (category = \"abr\")".into()));
+        };
+        if self.abr_ends[e as usize].persistent.is_some() {
+            return Err(BuildError::Abr("the VC already has a persistent source".into()));
+        }
+        self.check_fits(vc.src, "a cell", 0)?;
+        let app = self.push_cell_app(name, vc);
+        self.abr_ends[e as usize].persistent = Some(Persistent::new(app, start));
+        Ok(app)
+    }
+
     fn add_cell_app(&mut self, name: &str, vc: &VcHandle) -> Result<u32, BuildError> {
         self.check_fits(vc.src, "a cell", 0)?;
         if self.hosts[vc.src.host.idx()].vcs[vc.src.vc as usize].abr.is_some() {
             return Err(BuildError::Abr(
-                "a cell source cannot send on an ABR VC (its cells would bypass the ABR source's rate)".into(),
+                "a cell source cannot send on an ABR VC (its cells would bypass the ABR source's rate; \
+                 kind = \"abr_persistent\" is a source that sends at it)"
+                    .into(),
             ));
         }
+        Ok(self.push_cell_app(name, vc))
+    }
+
+    fn push_cell_app(&mut self, name: &str, vc: &VcHandle) -> u32 {
         let app = self.cell_apps.len() as u32;
         self.cell_apps.push(CellApp {
             name: name.to_owned(),
@@ -1037,7 +1061,7 @@ impl NetworkBuilder {
             early: None,
         });
         self.hosts[vc.dst.host.idx()].vcs[vc.dst.vc as usize].cell_sink = Some(app);
-        Ok(app)
+        app
     }
 
     fn add_cell_source(&mut self, app: u32, vc: &VcHandle, pattern: Pattern, frame_cells: Option<u32>) {

@@ -310,6 +310,8 @@ impl Simulation {
 
     pub(super) fn host_receive(&mut self, h: HostId, vc: u32, cell: Cell) {
         if cell.carries() == Carries::Nothing {
+            // A persistent ABR source's cell: its destination notes the EFCI.
+            self.data_cells_at_host(h, vc, cell, 1);
             self.raw_received(h, vc, None);
             return;
         }

@@ -78,6 +78,8 @@ pub(super) enum Event {
     AbrSend(AbrEndId, u32),
     AbrTrailing(AbrEndId, u32),
     AbrOutOfRate(AbrEndId, u32),
+    /// A persistent ABR source starts.
+    AbrStart(AbrEndId),
     ControlDeadline(PortId, u32),
     Pull(PullId),
     /// A packet from outside enters its host (`external.rs`).

@@ -172,6 +172,7 @@ impl Simulation {
         };
         sim.transport.start(&mut sim.k);
         sim.sources.start(&mut sim.k);
+        sim.start_abr_persistent();
         for (i, target) in sim.probes.targets().enumerate() {
             sim.k.queue.push(SimTime::ZERO, PROBE, Event::Probe(ProbeId(i as u32)));
             if let ProbeTarget::CellApp(a) = target {
@@ -424,6 +425,7 @@ impl Simulation {
                 Event::AbrSend(e, g) => self.on_abr_send(e, g),
                 Event::AbrTrailing(e, g) => self.on_abr_trailing(e, g),
                 Event::AbrOutOfRate(e, g) => self.on_abr_out_of_rate(e, g),
+                Event::AbrStart(e) => self.on_abr_start(e),
                 Event::ControlDeadline(p, g) => self.on_control_deadline(p, g),
                 Event::Pull(k) => self.on_pull(k),
                 Event::External(id) => self.on_external(id),

@@ -491,7 +491,15 @@ impl Simulation {
         let efficiency_basis = self.efficiency_basis(dur);
         let efficiency = efficiency_basis.as_ref().map(|b| tcp_goodput_bps / b.max_goodput_bps);
         let udp_flows = self.transport.flow_results(dur, &host_name, |f| self.udp_in_flight(f));
-        let cell_sources = self.sources.results(dur, &host_name);
+        let mut cell_sources = self.sources.results(dur, &host_name);
+        for (app, sent, pcr) in self.abr.persistent_sent() {
+            // A persistent ABR source: its cells are counted where they are
+            // made, at the ABR end; it offers up to its PCR.
+            let r = &mut cell_sources[app as usize];
+            (r.sources, r.cells_sent) = (1, sent);
+            r.peak_bps = (pcr * atmlab_engine::CELL_BITS as f64).round() as u64;
+            r.mean_bps = r.peak_bps as f64;
+        }
         let ports = self.net.port_results(self.k.end);
         let (offered, dropped) =
             ports.iter().filter(|p| p.kind == "switch").fold((0, 0), |(o, d), p| (o + p.cells_in, d + p.dropped));

@@ -363,10 +363,7 @@ mod tests {
         // 72 cells in 1 s, VC 0 twice as many as VC 1 (48 and 24): z = 0.8
         // below the band, LAD = z, and each VC's ER is its measured rate / z
         // whatever CCR its BRMs carry.
-        let p = OsuParams {
-            interval: AveragingInterval { time: Duration::from_secs(1), cells: None },
-            ..OSU_DEFAULTS
-        };
+        let p = OsuParams { interval: AveragingInterval { time: Duration::from_secs(1), cells: None }, ..OSU_DEFAULTS };
         let mut o = Osu::new(p, 100.0, 2, SimTime::ZERO);
         for i in 0..72u32 {
             let at = SimTime::ZERO + Duration::from_ms(u64::from(i));

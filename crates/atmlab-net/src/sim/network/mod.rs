@@ -9,7 +9,7 @@ use super::Simulation;
 use super::kernel::{ARRIVAL, Event, SLOT};
 use super::probes::{PortQuantity, Sample};
 use super::settle::Reader;
-use crate::atm::{Carries, Cell, NextHop, Offer, Port, Pti, VcLabel};
+use crate::atm::{Carries, Cell, NextHop, Offer, Port, Pti, ServiceCategory, VcLabel};
 use crate::ids::PortId;
 use crate::pdu::PduId;
 use atmlab_engine::SimTime;
@@ -287,10 +287,16 @@ impl Simulation {
             let (next, upc) = (vc.next, vc.upc);
             self.k.counts.cell_hops += 1;
             self.enter_switch::<true>(next, upc, arrival, cell, p);
-        } else if port.is_to_host() && cell.carries() == Carries::Nothing && arrival < self.k.end {
+        } else if port.is_to_host()
+            && cell.carries() == Carries::Nothing
+            && arrival < self.k.end
+            && vc.category != ServiceCategory::Abr
+        {
             // A cell source's cell only adds to its sink's count: it needs
             // no event, and is not kept on the link until a frame end that
             // never comes (it would pile up in memory for the whole run).
+            // A persistent ABR source's cells go in order with its RM cells,
+            // which come every Nrm cells: the destination notes their EFCI.
             let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
             self.k.counts.cell_hops += 1;
             self.raw_received(host, vc, Some(arrival));
