@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +126,40 @@ def test_replay_and_emulate_errors_are_one_line(tmp_path: Path) -> None:
     plain.write_text(json.dumps(data))
     r = cli("emulate", str(plain), "--replay", str(trace))
     assert r.returncode == 2 and "hosts[0].external.address" in r.stderr, r.stderr
+
+
+# --- the bundled examples and the command check -------------------------------------------------
+
+EXAMPLES = ["emulate/sat_abr", "emulate/ubr_epd", "emulate/kpn_vbr"]
+
+
+def test_bundled_emulation_examples_are_listed_valid_and_say_how_to_run_them() -> None:
+    from atmlab import emulate
+    from atmlab.scenario import bundled, load
+
+    listed = cli("scenarios")
+    assert listed.returncode == 0, listed.stderr
+    for name in EXAMPLES:
+        assert name in listed.stdout
+        r = cli("validate", name)
+        assert r.returncode == 0 and r.stdout.startswith("ok "), r.stderr
+        text = bundled(name).read_text()
+        assert text.startswith("# "), f"{name}: a header comment first"
+        assert f"sudo atmlab emulate {name}" in text, f"{name}: the header says how to run it"
+        p = emulate.plan(load(name).data)
+        assert len(p.hosts) >= 2 and any(a.wait for a in p.apps), name
+        for a in p.apps:
+            assert not re.search(r"\{\w+\}", a.command), (name, a.command)  # every {HOST} replaced
+
+
+def test_the_installed_check_reads_the_program_and_leaves_shell_syntax_to_the_shell() -> None:
+    from atmlab.emulate import first_program
+
+    assert first_program("iperf3 -c 10.0.0.1") == "iperf3"
+    assert first_program("/usr/bin/env python3 -V") == "/usr/bin/env"
+    assert first_program("") == ""
+    for shell in ["d=$(mktemp -d) && cd $d", "cd /tmp && ls", "$HOME/bin/x", "(sleep 1; ls)", "exec foo", "'unclosed"]:
+        assert first_program(shell) is None, shell
 
 
 # --- live --------------------------------------------------------------------------------------

@@ -123,10 +123,30 @@ def check_system(p: Plan) -> None:
                 raise EmulationError(f"host {h['name']}: congestion control '{c}' is not available in this "
                                      f"kernel (available: {' '.join(sorted(known))})")
     for a in p.apps:
-        words = shlex.split(a.command)
-        if not words or shutil.which(words[0]) is None:
-            raise EmulationError(f"apps {a.name}: command '{words[0] if words else ''}' not found "
-                                 f"(is it installed and on PATH?)")
+        program = first_program(a.command)
+        if program is not None and shutil.which(program) is None:
+            raise EmulationError(f"apps {a.name}: command '{program}' not found (is it installed and on PATH?)")
+
+
+_SHELL_WORDS = {"cd", "exec", "trap", "set", "export", "for", "if", "while", "until", "case", "test", "[", "{",
+                "(", "!", "eval", "command", "time", "umask", "ulimit", "."}
+
+
+def first_program(command: str) -> str | None:
+    """The program an exec command starts with, to check it is installed;
+    None when `sh -c` syntax comes first (variable assignments, a builtin
+    or keyword, a substitution), where only the shell can tell: then a
+    missing program is the command's own error, shown on its output."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words:
+        return ""
+    first = words[0]
+    if first in _SHELL_WORDS or re.match(r"\w+=", first) or any(c in first for c in "$`();&|<>"):
+        return None
+    return first
 
 
 def device_names(p: Plan) -> list[str]:
