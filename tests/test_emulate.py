@@ -71,6 +71,17 @@ def records(pcap: Path) -> list[bytes]:
     return out
 
 
+def tcp_needs_retransmission(ip: bytes) -> bool:
+    """An IPv4 TCP packet carrying data, a SYN or a FIN (what TCP sends again when it is lost)."""
+    if len(ip) < 20 or ip[9] != 6:
+        return False
+    ihl = (ip[0] & 0x0F) * 4
+    total = struct.unpack("!H", ip[2:4])[0]
+    offset = (ip[ihl + 12] >> 4) * 4
+    flags = ip[ihl + 13]
+    return total - ihl - offset > 0 or bool(flags & 0x03)
+
+
 # --- replay: no privileges, no clock -----------------------------------------------------------
 
 def ip_packet(src: str, dst: str, n: int, tag: int) -> bytes:
@@ -211,10 +222,12 @@ def test_ping_is_answered_after_at_least_the_propagation_round_trip(tmp_path: Pa
 
 
 def transfer(tmp_path: Path, **kw: Any) -> tuple[dict[str, Any], Path]:
-    got, sent = tmp_path / "got.txt", tmp_path / "sent.txt"
+    """2 MB from a to b; the sender's TCP_INFO is left in tmp_path/info.txt."""
+    got, sent, info = tmp_path / "got.txt", tmp_path / "sent.txt", tmp_path / "info.txt"
     apps = [
         exec_app("sink", "b", f"{sys.executable} {TOOLS / 'sink.py'} {{b}} 5001 {got}"),
-        exec_app("send", "a", f"{sys.executable} {TOOLS / 'send.py'} {{b}} 5001 2000000 {sent}", start="0.3 s"),
+        exec_app("send", "a", f"{sys.executable} {TOOLS / 'send.py'} {{b}} 5001 2000000 {sent} {info}",
+                 start="0.3 s"),
     ]
     sc = scenario(tmp_path, apps=apps, **kw)
     pcap = tmp_path / "pcap"
@@ -249,3 +262,16 @@ def test_a_small_epd_buffer_drops_whole_frames_and_tcp_recovers(tmp_path: Path) 
     # No partial frame: each record holds exactly its IP total length.
     assert all(struct.unpack("!H", rec[14:16])[0] == len(rec) - 12 for rec in sw_b)
     assert len(sw_b) < len(a_sw), "frames were lost between a and b"
+    # The run reports frames lost only in total (both directions) and drops per port in cells, so
+    # the data direction's lost frames are those captured leaving a and never arriving at b (every
+    # transmission differs in its IP ID and TCP timestamp: a multiset difference of the bytes).
+    lost = Counter(a_sw) - Counter(sw_b)
+    assert doc["result"]["frames"]["lost"] >= sum(lost.values())
+    # Those that carried data, a SYN or a FIN: each is one transmission the kernel had to repeat
+    # (a pure ACK is never repeated, and none is expected to be lost: the queue is empty then).
+    must_repeat = sum(n for rec, n in lost.items() if tcp_needs_retransmission(rec[12:]))
+    assert must_repeat > 0
+    info = dict(line.split() for line in (tmp_path / "info.txt").read_text().splitlines())
+    assert int(info["pmtu"]) == 9180, info  # the struct tcp_info offsets read the right fields
+    # A lower bound only: spurious retransmissions and tail-loss probes come on top.
+    assert int(info["total_retrans"]) >= must_repeat, (info, must_repeat)
