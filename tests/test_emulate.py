@@ -173,6 +173,101 @@ def test_the_installed_check_reads_the_program_and_leaves_shell_syntax_to_the_sh
         assert first_program(shell) is None, shell
 
 
+# --- falling behind real time: the loop on a fake clock ------------------------------------------
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class FakeEmulation:
+    """The core's Emulation as the loop sees it: each step takes its budget
+    of the fake clock; from `slow_from` s on, `share` of that time is spent
+    behind; the run ends at `end` s (or just after end_now)."""
+
+    def __init__(self, clock: FakeClock, *, end: float, slow_from: float = 0.0, share: float = 0.0) -> None:
+        self.clock, self.t0, self.end, self.slow_from, self.share = clock, clock.t, end, slow_from, share
+        self.behind, self.ended, self.reports = 0.0, False, 0
+
+    def step(self, budget: float) -> bool:
+        self.clock.t += budget
+        if self.clock.t - self.t0 > self.slow_from:
+            self.behind += budget * self.share
+        return self.ended or self.clock.t - self.t0 >= self.end
+
+    def report(self) -> str:
+        self.reports += 1
+        return json.dumps({"behind_s": self.behind, "lag_max_s": 0.25})
+
+    def end_now(self) -> None:
+        self.ended = True
+
+
+def fake_plan(apps: list[Any]) -> Any:
+    from atmlab.emulate import Plan
+
+    return Plan(hosts=[], apps=apps, max_lag_s=None)
+
+
+def test_a_run_persistently_behind_warns_once_during_it_naming_max_lag() -> None:
+    from atmlab.emulate import drive
+
+    clock = FakeClock()
+    emu = FakeEmulation(clock, end=30.0, slow_from=5.0, share=0.5)
+    warnings: list[tuple[float, str]] = []
+    elapsed = drive(emu, fake_plan([]), clock=clock, warn=lambda m: warnings.append((clock.t - 1000.0, m)))
+    assert elapsed == pytest.approx(30.0, abs=0.1)
+    assert len(warnings) == 1, warnings
+    at, message = warnings[0]
+    # Behind by half of each second from 5 s on: 0.5 (t - 5) is over 10 % of t after 6.25 s
+    # (and under 1 s): seen within a second of that, not before.
+    assert 6.25 <= at <= 7.3, at
+    assert "\n" not in message and "realtime.max_lag" in message and "250 ms" in message and "so far" in message
+    assert emu.reports <= 10  # looked at about once a second, not at every step
+
+
+def test_a_run_that_keeps_up_never_warns_and_ends_when_the_waited_command_exits() -> None:
+    from atmlab.emulate import ExecApp, drive
+
+    class Done:
+        def poll(self) -> int:
+            return 0
+
+    clock = FakeClock()
+    emu = FakeEmulation(clock, end=30.0, slow_from=0.0, share=0.005)  # 5 ms behind per second
+    app = ExecApp("client", "a", "true", start_s=2.0, wait=True)
+    started: list[float] = []
+
+    def start(a: ExecApp) -> None:
+        started.append(clock.t - 1000.0)
+        a.proc = Done()  # type: ignore[assignment]
+
+    warnings: list[str] = []
+    elapsed = drive(emu, fake_plan([app]), clock=clock, start=start, warn=warnings.append)
+    assert warnings == []
+    assert started and 2.0 <= started[0] < 2.1
+    assert 2.0 <= elapsed < 2.2  # ended right after the command did, not at 30 s
+
+
+@pytest.mark.parametrize(("behind", "elapsed", "warns"), [
+    (0.5, 3.0, True),      # more than 10 % of a short run
+    (0.25, 3.0, False),    # less
+    (0.5, 20.0, False),    # under 1 s of a long run
+    (1.2, 100.0, True),    # over 1 s, however long the run
+    (0.09, 0.5, False),    # a start-up hiccup: under 0.1 s
+])
+def test_behind_means_over_1_s_or_10_percent_of_the_run(behind: float, elapsed: float, warns: bool) -> None:
+    from atmlab.emulate import behind_warning
+
+    message = behind_warning({"behind_s": behind, "lag_max_s": 0.04}, elapsed)
+    assert (message is not None) == warns
+    if message is not None:
+        assert message.startswith("warning: ") and "in all" in message and "40 ms" in message
+
+
 # --- live --------------------------------------------------------------------------------------
 
 def _live_reason() -> str | None:

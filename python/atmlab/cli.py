@@ -293,14 +293,18 @@ def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: P
         return
     p = emu.plan(sc.data)
     try:
-        raw, report, codes = emu.run_live(sc.to_json(), p, seed=seed, pcap=pcap, log=lambda m: err.print(escape(m)))
+        raw, report, codes = emu.run_live(sc.to_json(), p, seed=seed, pcap=pcap, log=lambda m: err.print(escape(m)),
+                                          warn=lambda m: err.print(f"[yellow]{escape(m)}[/]", soft_wrap=True))
     except _core_errors() as e:
         raise sc.error(e) from None
     except KeyboardInterrupt:
         raise emu.EmulationError("interrupted: namespaces and devices removed") from None
     r = Result(raw)
+    behind = emu.behind_warning(report, report["realtime_s"])
     if as_json:
         click.echo(json.dumps({"result": json.loads(raw), "lag": report, "exit_codes": codes}, indent=2))
+        if behind is not None:
+            err.print(f"[yellow]{escape(behind)}[/]", soft_wrap=True)
         return
     print_summary(r, sc.data.get("description"), sc.data)
     out.print("[bold]real time[/]")
@@ -308,6 +312,8 @@ def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: P
         out.print(f"  {k}: {escape(v)}", soft_wrap=True)
     for name, code in codes.items():
         out.print(f"  command {escape(name)}: " + ("still running at the end" if code is None else f"exit {code}"))
+    if behind is not None:
+        err.print(f"[yellow]{escape(behind)}[/]", soft_wrap=True)
 
 
 def _core_errors() -> tuple[type[BaseException], ...]:

@@ -217,8 +217,10 @@ def _start(a: ExecApp, ns: str) -> None:
 
 
 def run_live(scenario_json: str, p: Plan, *, seed: int | None, pcap: Path | None,
-             log=print) -> tuple[str, dict[str, Any], dict[str, int | None]]:
-    """Runs the emulation: (result JSON, lag report, exit codes of the commands)."""
+             log=print, warn=print) -> tuple[str, dict[str, Any], dict[str, int | None]]:
+    """Runs the emulation: (result JSON, lag report with the real-time part's
+    wall time as ``realtime_s``, exit codes of the commands). ``warn`` gets
+    the one warning of a run that falls behind (:func:`behind_warning`)."""
     from . import _core
 
     check_system(p)
@@ -229,26 +231,66 @@ def run_live(scenario_json: str, p: Plan, *, seed: int | None, pcap: Path | None
         for h in p.hosts:
             log(f"host {h['name']}: {h['address']} in namespace {p.namespaces[h['name']]} "
                 f"(ip netns exec {p.namespaces[h['name']]} ...)")
-        t0 = time.monotonic()
-        pending = sorted(p.apps, key=lambda a: a.start_s)
-        waited = [a for a in p.apps if a.wait]
-        while True:
-            now = time.monotonic() - t0
-            while pending and pending[0].start_s <= now:
-                a = pending.pop(0)
-                _start(a, p.namespaces[a.host])
-            if emu.step(_STEP_S):
-                break
-            if waited and not pending and all(a.proc is not None and a.proc.poll() is not None for a in waited):
-                emu.end_now()
+        elapsed = drive(emu, p, warn=warn)
         result, report = emu.finish()
         codes = {a.name: (a.proc.poll() if a.proc else None) for a in p.apps}
-        return result, json.loads(report), codes
+        return result, {**json.loads(report), "realtime_s": elapsed}, codes
     except _core.CoreSimulationError as e:
         raise EmulationError(str(e)) from None
     finally:
         emu.close()
         teardown(p)
+
+
+def drive(emu: Any, p: Plan, *, clock=time.monotonic, start=None, warn=print) -> float:
+    """The real-time part: starts the commands at their times and steps the
+    driver until the end of the run or until every waited command has
+    exited; returns its wall time, s. Once a second it looks at the lag
+    report and, the first time the run is persistently behind, calls
+    ``warn`` (once)."""
+    start = start or (lambda a: _start(a, p.namespaces[a.host]))
+    t0 = clock()
+    pending = sorted(p.apps, key=lambda a: a.start_s)
+    waited = [a for a in p.apps if a.wait]
+    checked, warned = 0.0, False
+    while True:
+        now = clock() - t0
+        while pending and pending[0].start_s <= now:
+            start(pending.pop(0))
+        if emu.step(_STEP_S):
+            break
+        if not warned and now - checked >= 1.0:
+            checked = now
+            message = behind_warning(json.loads(emu.report()), now, during=True)
+            if message is not None:
+                warn(message)
+                warned = True
+        if waited and not pending and all(a.proc is not None and a.proc.poll() is not None for a in waited):
+            emu.end_now()
+    return clock() - t0
+
+
+# Persistently behind: more than this much time behind real time...
+BEHIND_S = 1.0
+# ... or this share of the run's wall time (for runs under 10 s) ...
+BEHIND_SHARE = 0.10
+# ... but never for less than this (a start-up hiccup).
+BEHIND_FLOOR_S = 0.1
+
+
+def behind_warning(report: dict[str, Any], elapsed_s: float, *, during: bool = False) -> str | None:
+    """A one-line warning when the run spent more than min(1 s, 10 % of its
+    wall time so far), and at least 0.1 s, in turns that started more than
+    1 ms behind the wall clock (the report's ``behind_s``); None otherwise."""
+    behind = float(report.get("behind_s", 0.0))
+    if behind <= max(BEHIND_FLOOR_S, min(BEHIND_S, BEHIND_SHARE * elapsed_s)):
+        return None
+    when = "so far" if during else "in all"
+    return (f"warning: the simulation ran behind real time for {behind:.1f} s of {elapsed_s:.1f} s {when} "
+            f"(event lag up to {float(report.get('lag_max_s', 0.0)) * 1e3:.0f} ms), so the hosts met a slower, "
+            f"later network than the scenario's: simulate fewer cells per second (fewer sources or VCs, fewer "
+            f"hops, slower links or adapter peaks), leave the machine's cores to the run, or set realtime.max_lag "
+            f"to stop instead; `atmlab bench SCENARIO` tells how fast it runs alone")
 
 
 def replay(scenario_json: str, trace: Path, *, seed: int | None, pcap: Path | None) -> tuple[str, dict[str, Any]]:
@@ -266,7 +308,8 @@ def lag_lines(r: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         ("event lag", f"median {ms(r['lag_p50_s'])}, p99 {ms(r['lag_p99_s'])}, max {ms(r['lag_max_s'])} "
                       f"({r['lag_samples']} of {r['turns']} turns late)"),
-        ("time behind (> 1 ms)", f"{r['behind_s']:.3f} s"),
+        ("time behind (> 1 ms)", f"{r['behind_s']:.3f} s"
+                                 + (f" of {r['realtime_s']:.3f} s in real time" if "realtime_s" in r else "")),
         ("delivery lateness", f"median {ms(r['delivery_p50_s'])}, p99 {ms(r['delivery_p99_s'])}, "
                               f"max {ms(r['delivery_max_s'])}"),
         ("packets", f"{r['packets_in']} in, {r['packets_out']} out, {r['late_packets']} more than 1 ms late, "
