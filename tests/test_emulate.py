@@ -370,3 +370,94 @@ def test_a_small_epd_buffer_drops_whole_frames_and_tcp_recovers(tmp_path: Path) 
     assert int(info["pmtu"]) == 9180, info  # the struct tcp_info offsets read the right fields
     # A lower bound only: spurious retransmissions and tail-loss probes come on top.
     assert int(info["total_retrans"]) >= must_repeat, (info, must_repeat)
+
+
+# --- the live capture (--live-pcap) -------------------------------------------------------------
+
+def test_live_pcap_refuses_a_path_that_is_no_fifo_and_a_host_that_is_not_external(tmp_path: Path) -> None:
+    sc = scenario(tmp_path, apps=[])
+    plain = tmp_path / "plain.pcap"
+    plain.write_bytes(b"")
+    for args, words in [
+        (["--live-pcap", str(plain)], ["plain.pcap", "not a FIFO"]),
+        (["--live-pcap", str(tmp_path / "no" / "such" / "fifo")], ["does not exist"]),
+        (["--live-pcap", str(tmp_path / "f"), "--live-pcap-host", "sw"], ["--live-pcap-host sw", "a, b"]),
+        (["--live-pcap-host", "a"], ["--live-pcap FIFO"]),
+    ]:
+        r = cli("emulate", str(sc), *args)
+        assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+        assert all(w in r.stderr for w in words), (args, r.stderr)
+        assert len([line for line in r.stderr.splitlines() if line.strip()]) <= 3, r.stderr
+    assert plain.read_bytes() == b"" and not (tmp_path / "f").exists()
+    assert leftovers() == []
+
+
+def test_live_pcap_without_a_reader_gives_up_with_an_error_instead_of_hanging(tmp_path: Path) -> None:
+    from atmlab.emulate import EmulationError, open_fifo
+
+    made = tmp_path / "made"
+    with pytest.raises(EmulationError, match="no reader opened the FIFO within 0.3 s.*wireshark -k -i"):
+        open_fifo(made, 0.3)
+    assert not made.exists(), "a FIFO made for the run is removed"
+    theirs = tmp_path / "theirs"
+    os.mkfifo(theirs)
+    with pytest.raises(EmulationError, match="no reader"):
+        open_fifo(theirs, 0.2)
+    assert theirs.exists(), "the user's own FIFO stays"
+
+
+def read_pcap_stream(data: bytes) -> tuple[tuple[int, ...], list[tuple[int, int, bytes]]]:
+    """The header of a classic pcap stream, and its records (s, ns, bytes); the stream must be whole."""
+    header = struct.unpack_from("<IHHiIII", data, 0)
+    out, i = [], 24
+    while i < len(data):
+        sec, frac, incl, orig = struct.unpack_from("<IIII", data, i)
+        assert incl <= orig and i + 16 + incl <= len(data), "a whole record"
+        out.append((sec, frac, data[i + 16:i + 16 + incl]))
+        i += 16 + incl
+    return header, out
+
+
+@pytest.mark.live
+@live
+def test_live_pcap_streams_the_hosts_packets_to_a_fifo_while_the_run_goes(tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "live.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    seen = tmp_path / "seen"
+
+    def reader() -> None:
+        with open(fifo, "rb") as f:  # blocks until atmlab opens it for writing
+            while chunk := f.read1(1 << 16):
+                got.append(chunk)
+                if not seen.exists() and len(read_pcap_stream(b"".join(got))[1]) >= 1:
+                    seen.touch()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    out = tmp_path / "rtt.txt"
+    # Live, not at the end: a command of the run waits until the reader has a whole record (and
+    # fails if it never comes), so the run cannot end before one arrived.
+    watch = (f"{sys.executable} -c \"import os, sys, time; [time.sleep(0.05) for _ in range(600) if not "
+             f"os.path.exists('{seen}')]; sys.exit(0 if os.path.exists('{seen}') else 1)\"")
+    sc = scenario(tmp_path, apps=[exec_app("ping", "a", f"{sys.executable} {TOOLS / 'ping.py'} {{b}} 3 {out}"),
+                                  exec_app("watch", "a", watch)])
+    r = cli("emulate", str(sc), "--json", "--live-pcap", str(fifo))
+    t.join(timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert not t.is_alive(), "the writer closed the FIFO at the end"
+    header, recs = read_pcap_stream(b"".join(got))
+    assert header[0] == 0xA1B23C4D and header[6] == 101, header  # pcap, ns timestamps, LINKTYPE_RAW
+    assert len(recs) >= 1
+    # Host a's view, both ways: its echo requests to b and b's replies to it (ICMP types 8 and 0).
+    icmp = [(rec[12:16], rec[16:20], rec[20]) for _, _, rec in recs if rec[0] >> 4 == 4 and rec[9] == 1]
+    a, b = bytes(map(int, A.split("."))), bytes(map(int, B.split(".")))
+    assert (a, b, 8) in icmp and (b, a, 0) in icmp, icmp
+    doc = json.loads(r.stdout)
+    assert doc["exit_codes"] == {"ping": 0, "watch": 0}, "a record reached the reader during the run"
+    assert doc["lag"]["live_pcap"]["host"] == "a" and doc["lag"]["live_pcap"]["packets"] == len(recs)
+    assert "live capture:" in r.stderr
+    assert leftovers() == []
