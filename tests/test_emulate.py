@@ -303,9 +303,11 @@ def exec_app(name: str, host: str, command: str, start: str = "0 s") -> dict[str
 @live
 def test_ping_is_answered_after_at_least_the_propagation_round_trip(tmp_path: Path) -> None:
     out = tmp_path / "rtt.txt"
-    sc = scenario(tmp_path, apps=[exec_app("ping", "a", f"{sys.executable} {TOOLS / 'ping.py'} {{b}} 3 {out}")])
+    sc = scenario(tmp_path, apps=[exec_app("ping", "a", f"{sys.executable} {TOOLS / 'ping.py'} {{b}} 3 {out} && "
+                                                      f"echo pinged")])
     r = cli("emulate", str(sc), "--json")
     assert r.returncode == 0, r.stderr
+    assert "pinged" in r.stderr, "a command's output goes to stderr: stdout is the JSON alone"
     rtts = [float(x) for x in out.read_text().split()]
     assert len(rtts) == 3
     # Four 5 ms hops there and back, plus cells: at least 20 ms.

@@ -28,6 +28,7 @@ import socket
 import stat
 import struct
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -220,7 +221,9 @@ def cleanup_leftovers() -> list[str]:
 
 
 def _start(a: ExecApp, ns: str) -> None:
-    a.proc = subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c", a.command], start_new_session=True)
+    # Their output goes to stderr: stdout holds only the run's summary or --json.
+    a.proc = subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c", a.command], start_new_session=True,
+                              stdout=sys.stderr.fileno())
 
 
 @dataclass
