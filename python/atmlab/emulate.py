@@ -316,20 +316,22 @@ def open_fifo(path: Path, wait_s: float, *, clock=time.monotonic, sleep=time.sle
             raise EmulationError(f"--live-pcap {path}: cannot make a FIFO: {e.strerror}") from None
         made = path
     deadline = clock() + wait_s
-    while True:
-        try:
-            return os.open(path, os.O_WRONLY | os.O_NONBLOCK), made
-        except OSError as e:
-            if e.errno != errno.ENXIO:  # ENXIO: no reader yet
-                if made is not None:
-                    made.unlink(missing_ok=True)
-                raise EmulationError(f"--live-pcap {path}: {e.strerror}") from None
-        if clock() >= deadline:
-            if made is not None:
-                made.unlink(missing_ok=True)
-            raise EmulationError(f"--live-pcap {path}: no reader opened the FIFO within {wait_s:g} s: start the "
-                                 f"reader first (wireshark -k -i {path}, or tshark -i {path}), then atmlab emulate")
-        sleep(0.05)
+    try:
+        while True:
+            try:
+                return os.open(path, os.O_WRONLY | os.O_NONBLOCK), made
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: no reader yet
+                    raise EmulationError(f"--live-pcap {path}: {e.strerror}") from None
+            if clock() >= deadline:
+                raise EmulationError(f"--live-pcap {path}: no reader opened the FIFO within {wait_s:g} s: start "
+                                     f"the reader first (wireshark -k -i {path}, or tshark -i {path}), then atmlab "
+                                     f"emulate")
+            sleep(0.05)
+    except BaseException:  # also Ctrl-C while waiting
+        if made is not None:
+            made.unlink(missing_ok=True)
+        raise
 
 
 # pcap with nanosecond timestamps; LINKTYPE_RAW (101): each record a bare IP packet, as a TUN carries it.
