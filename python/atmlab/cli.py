@@ -258,12 +258,19 @@ def run(scenario: str, seed: int | None, replication: int, as_json: bool, all_me
 @click.option("--replay", "replay", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Inject the IPv4 packets of this pcap (raw IP, Ethernet, Linux cooked or SunATM) at their "
                    "timestamps, each at the external host of its source address.")
+@click.option("--live-pcap", "live_pcap", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FIFO",
+              help="Write a live capture to this FIFO as the run goes, for `wireshark -k -i FIFO`: the packets one "
+                   "external host's kernel sends into the network and those delivered to it (raw IP pcap, kernel "
+                   "timestamps). Made if it does not exist; the run waits up to 10 s for a reader.")
+@click.option("--live-pcap-host", "live_pcap_host", default=None, metavar="HOST",
+              help="The external host whose packets --live-pcap captures (default: the first one).")
 @click.option("--cleanup", is_flag=True,
               help="Remove the namespaces left by emulations that crashed, then exit (SCENARIO not needed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result and the lag report as JSON.")
 @_set_option
-def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: Path | None, cleanup: bool,
-            as_json: bool, overrides: tuple[str, ...]) -> None:
+def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: Path | None, live_pcap: Path | None,
+            live_pcap_host: str | None, cleanup: bool, as_json: bool, overrides: tuple[str, ...]) -> None:
     from . import emulate as emu
     from .result import Result
     from .scenario import load
@@ -276,6 +283,10 @@ def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: P
         return
     if scenario is None:
         raise click.UsageError("missing argument SCENARIO")
+    if live_pcap is None and live_pcap_host is not None:
+        raise click.UsageError("--live-pcap-host names the host of --live-pcap FIFO, which is missing")
+    if replay is not None and live_pcap is not None:
+        raise click.UsageError("--live-pcap is for live runs; a replay has no wall clock to follow: use --pcap DIR")
     sc = load(scenario, overrides=overrides)
     if replay is not None:
         try:
@@ -293,14 +304,22 @@ def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: P
         return
     p = emu.plan(sc.data)
     try:
-        raw, report, codes = emu.run_live(sc.to_json(), p, seed=seed, pcap=pcap, log=lambda m: err.print(escape(m)))
+        live = None if live_pcap is None else emu.LiveOptions(live_pcap, live_pcap_host)
+        raw, report, codes = emu.run_live(sc.to_json(), p, seed=seed, pcap=pcap, live=live,
+                                          log=lambda m: err.print(escape(m)),
+                                          warn=lambda m: err.print(f"[yellow]{escape(m)}[/]", soft_wrap=True))
     except _core_errors() as e:
         raise sc.error(e) from None
     except KeyboardInterrupt:
         raise emu.EmulationError("interrupted: namespaces and devices removed") from None
     r = Result(raw)
+    behind = emu.behind_warning(report, report["realtime_s"])
+    if "live_pcap" in report:
+        err.print(escape(emu.live_summary(report["live_pcap"])), soft_wrap=True)
     if as_json:
         click.echo(json.dumps({"result": json.loads(raw), "lag": report, "exit_codes": codes}, indent=2))
+        if behind is not None:
+            err.print(f"[yellow]{escape(behind)}[/]", soft_wrap=True)
         return
     print_summary(r, sc.data.get("description"), sc.data)
     out.print("[bold]real time[/]")
@@ -308,6 +327,8 @@ def emulate(scenario: str | None, seed: int | None, pcap: Path | None, replay: P
         out.print(f"  {k}: {escape(v)}", soft_wrap=True)
     for name, code in codes.items():
         out.print(f"  command {escape(name)}: " + ("still running at the end" if code is None else f"exit {code}"))
+    if behind is not None:
+        err.print(f"[yellow]{escape(behind)}[/]", soft_wrap=True)
 
 
 def _core_errors() -> tuple[type[BaseException], ...]:
