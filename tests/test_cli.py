@@ -231,3 +231,30 @@ def test_printed_tables_wrap_between_words_and_keep_numbers_whole(monkeypatch):
         assert all(len(line) <= width for line in text.splitlines()), text
         assert ("┃" in text, " · " in text) == {"boxed": (True, False), "bare": (False, False),
                                                 "paragraphs": (False, True)}[layout], text
+
+
+def test_bench_algorithms_cover_every_switch_algorithm_on_one_scenario():
+    # `atmlab bench --algorithms`: one case per algorithm of the core, ERICA+
+    # first (the reference), each the same scenario with only its
+    # controllers changed, every one a valid scenario.
+    from atmlab import bench
+    from atmlab.reproduce.algorithms import names
+    from atmlab.scenario import bundled, load
+
+    cases = bench.algorithm_cases()
+    assert list(cases)[0] == "abr:erica_plus" and sorted(cases) == sorted(f"abr:{a}" for a in names())
+    for key, case in cases.items():
+        assert case.scenario == bench.ALGORITHM_SCENARIO
+        sc = load(bundled(case.scenario), overrides=list(case.overrides))
+        ports = [sw["port"]["abr"]["algorithm"] for sw in sc.template["switches"]]
+        assert ports and set(ports) == {key.removeprefix("abr:")} and not sc.template.get("probes")
+
+
+def test_reproduce_algorithm_refuses_what_it_cannot_do(cli):
+    for args, words in ((("kpn", "--algorithm", "capc"), ("kpn", "tcp-abr")),
+                        (("tcp-abr", "--algorithm", "bogus"), ("bogus", "charny")),
+                        (("all", "--algorithm", "capc"), ("one study",)),
+                        (("tcp-abr", "--algorithm", "capc", "--open-choices"), ("--open-choices",))):
+        p = cli("reproduce", *args)
+        assert p.returncode == 2, (args, p.stderr)
+        assert all(w in p.stderr for w in words) and "Traceback" not in p.stderr, (args, p.stderr)

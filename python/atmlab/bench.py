@@ -58,6 +58,28 @@ SCENARIOS: dict[str, Case] = {
     "expert": Case("expert/expert", ("simulation.duration=30 s",)),
     "sat": Case("tcp-abr/sat_sat", ("simulation.duration=20 s",)),
 }
+# `atmlab bench --algorithms`: 97-0177R2's WAN with each switch algorithm of
+# the core at every switch port in place of ERICA+ (issue 32: none may be
+# more than 20 % slower per cell-hop than ERICA+ on the same scenario),
+# without probes (some read readings only ERICA has), so that every case
+# differs from the others only in its controllers.
+ALGORITHM_SCENARIO = "tcp-abr/wan"
+REFERENCE_ALGORITHM = "erica_plus"
+
+
+def algorithm_cases() -> dict[str, Case]:
+    """One case per switch algorithm of the core (the reference first)."""
+    from .reproduce.algorithms import ALGORITHM_KEYS, names
+
+    algs = sorted(names(), key=lambda a: a != REFERENCE_ALGORITHM)
+    cases = {}
+    for alg in algs:
+        keys = tuple(f"switches[*].port.abr.{k}={v}" for k, v in ALGORITHM_KEYS.get(alg, {}).items())
+        cases[f"abr:{alg}"] = Case(ALGORITHM_SCENARIO,
+                                   (f'switches[*].port.abr.algorithm="{alg}"', *keys, "probes=[]"))
+    return cases
+
+
 BASELINE_CELLS = 4_000_000
 MAX_ROUNDS = 100  # `atmlab bench --rounds`: 100 rounds are some 5 minutes
 
@@ -123,22 +145,26 @@ def machine(proc: Path = Path("/proc/cpuinfo"),
     }
 
 
-def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
+def run(quick: bool = False, rounds: int = 1, algorithms: bool = False) -> dict[str, Any]:
     """Measures, `rounds` times over, the baseline, each scenario once and
     the baseline again; a scenario's ratio is to the mean of its round's
     two baseline runs. With several rounds each figure is the median over
     them (the lists keep every round): on a shared machine a single run
-    of the ABR WAN moves by 5 % from one run to the next."""
+    of the ABR WAN moves by 5 % from one run to the next. With
+    `algorithms`, the cases of :func:`algorithm_cases` too, each also with
+    its ratio to the reference algorithm's rate in the same round
+    (``vs_reference``)."""
     import statistics
 
     rounds = checked_int("rounds", rounds, 1, MAX_ROUNDS)
     cells = BASELINE_CELLS // 8 if quick else BASELINE_CELLS
+    cases = {**SCENARIOS, **(algorithm_cases() if algorithms else {})}
     bases: list[float] = []
     baseline_runs: list[float] = []
-    measured: dict[str, list[Measurement]] = {key: [] for key in SCENARIOS}
+    measured: dict[str, list[Measurement]] = {key: [] for key in cases}
     for _ in range(rounds):
         before = baseline(cells)
-        for key, case in SCENARIOS.items():
+        for key, case in cases.items():
             measured[key].append(scenario(case))
         after = baseline(cells)
         baseline_runs += [before.cell_hops_per_s, after.cell_hops_per_s]
@@ -148,8 +174,8 @@ def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
     def figures(key: str) -> dict[str, Any]:
         ms = measured[key]
         ratios = [m.cell_hops_per_s / b for m, b in zip(ms, bases, strict=True)]
-        return {
-            "scenario": SCENARIOS[key].label(),
+        out = {
+            "scenario": cases[key].label(),
             "cell_hops_per_s": statistics.median(m.cell_hops_per_s for m in ms),
             "sim_s": ms[0].sim_s,
             "wall_s": statistics.median(m.wall_s for m in ms),
@@ -158,6 +184,11 @@ def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
             "runs_cell_hops_per_s": [m.cell_hops_per_s for m in ms],
             "runs_vs_baseline": ratios,
         }
+        reference = measured.get(f"abr:{REFERENCE_ALGORITHM}")
+        if key.startswith("abr:") and reference:
+            out["vs_reference"] = statistics.median(
+                m.cell_hops_per_s / r.cell_hops_per_s for m, r in zip(ms, reference, strict=True))
+        return out
 
     return {
         "build": _core.core_build(),
@@ -168,7 +199,7 @@ def run(quick: bool = False, rounds: int = 1) -> dict[str, Any]:
             "runs_cell_hops_per_s": baseline_runs,
             "spread": (max(baseline_runs) - min(baseline_runs)) / base,
         },
-        "scenarios": {key: figures(key) for key in SCENARIOS},
+        "scenarios": {key: figures(key) for key in cases},
     }
 
 

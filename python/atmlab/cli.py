@@ -438,7 +438,10 @@ def _points(sc: Any) -> list[Any]:
 @click.option("--rounds", type=WholeNumber(1, MAX_ROUNDS), default=1, show_default=True,
               help="Measure the bare loop and the scenarios this many times over and print the medians (and "
                    "the range of the ratios): the figures to compare two builds with on a busy machine.")
-def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
+@click.option("--algorithms", is_flag=True,
+              help="Also run tcp-abr/wan (probes off) with each ABR switch algorithm of the core at every switch "
+                   "port, and print each one's speed against ERICA+'s on the same scenario.")
+def bench(as_json: bool, quick: bool, overhead: bool, rounds: int, algorithms: bool) -> None:
     """Measure simulation speed in cell-hops per wall-clock second, and the
     time of whole commands around small runs.
 
@@ -452,7 +455,8 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     a 1-millisecond voice scenario, `atmlab run` and a 1-run `atmlab sweep`
     of a 1-second one, and `atmlab reproduce kpn --quick` with one and two
     workers (the median of five, one for the reproductions). With --rounds N the bare loop and the
-    scenarios are measured N times over and the medians printed.
+    scenarios are measured N times over and the medians printed. With --algorithms, 97-0177R2's WAN
+    with each ABR switch algorithm in place of ERICA+ too, each with its speed over ERICA+'s.
     """
     from . import bench as bench_mod
 
@@ -460,7 +464,7 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
         err.print(f"running the baseline, {', '.join(c.scenario for c in bench_mod.SCENARIOS.values())}, baseline"
                   + (f", {rounds} times" if rounds > 1 else "")
                   + (", then the commands ..." if overhead else " ..."))
-    res = bench_mod.run(quick=quick, rounds=rounds)
+    res = bench_mod.run(quick=quick, rounds=rounds, algorithms=algorithms)
     if overhead:
         res["commands"] = bench_mod.overhead(quick=quick)
     if as_json:
@@ -470,6 +474,8 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
     runs = ", ".join(f"{x / 1e6:.2f}" for x in b["runs_cell_hops_per_s"])
     rows = [["bare event loop", "", "", "", f"{b['cell_hops_per_s'] / 1e6:.2f}", "1.00"]]
     for key, s in res["scenarios"].items():
+        if key.startswith("abr:"):
+            continue  # the algorithms' table below
         ratio = f"{s['vs_baseline']:.2f}"
         if rounds > 1:
             ratio += f" ({min(s['runs_vs_baseline']):.2f}-{max(s['runs_vs_baseline']):.2f})"
@@ -479,6 +485,14 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int) -> None:
                  + (f"; medians of {rounds} rounds" if rounds > 1 else "") + ")",
                  ["run", "simulated s", "wall s", "cell-hops", "M cell-hops/s", "x bare loop"],
                  [[escape(v) for v in r] for r in rows], [True] + [False] * 5)
+    algs = [(key.removeprefix("abr:"), s) for key, s in res["scenarios"].items() if key.startswith("abr:")]
+    if algs:
+        _print_table(f"ABR switch algorithms on {bench_mod.ALGORITHM_SCENARIO}, probes off (x ERICA+: its speed in "
+                     "cell-hops/s over ERICA+'s in the same round)",
+                     ["algorithm", "wall s", "cell-hops", "M cell-hops/s", "x bare loop", "x ERICA+"],
+                     [[escape(alg), f"{s['wall_s']:.3f}", f"{s['cell_hops']:,}", f"{s['cell_hops_per_s'] / 1e6:.2f}",
+                       f"{s['vs_baseline']:.2f}", f"{s.get('vs_reference', float('nan')):.2f}"] for alg, s in algs],
+                     [True] + [False] * 5)
     out.print(f"bare loop {'before / after' if rounds == 1 else 'runs'}: {runs} M cell-hops/s "
               f"(spread {b['spread']:.1%})")
     m = res["machine"]
@@ -852,20 +866,28 @@ _STUDIES = "\n".join(f"  {e.id}" + (f" ({', '.join(e.aliases)})" if e.aliases el
               help="Also run every configuration under each alternative of the study's open choices (its page's "
                    "\"Open choices\"), one at a time, and report each compared value's range over them beside the "
                    "verdict (the comparison CSV's open_* columns). The verdicts stay the chosen model's.")
+@click.option("--algorithm", default=None, metavar="NAME",
+              help="Put this ABR switch algorithm (on its defaults) at every switch port in place of the study's "
+                   "own, e.g. tcp-abr --algorithm capc (erica, efci, eprca, aprc, capc, osu, charny); the "
+                   "published values stay the study's. Default folder results/STUDY-NAME.")
 def reproduce(study: str, out_path: Path | None, quick: bool, replications: int | None, seed: int | None,
               db: Path | None, jobs: int | None, ci_target: float | None, max_replications: int,
-              open_choices: bool) -> None:
+              open_choices: bool, algorithm: str | None) -> None:
     from .executors import make
 
     target = (ci_target, max_replications)
+    if algorithm is not None and study == "all":
+        raise click.UsageError("--algorithm applies to one study at a time ("
+                               + ", ".join(reproduce_mod.switch_algorithm_studies()) + "), not to all")
     executor = make(jobs)  # one set of workers for every sweep of the command, started when first needed
     try:
         if study == "all":
             _reproduce_all(out_path or Path("results"), quick, replications, seed, db, executor, target, open_choices)
             return
         entry = reproduce_mod.entry(study)
-        rep = _reproduce_one(entry, out_path or Path("results") / entry.id, quick, replications, seed, db, executor,
-                             target, open_choices)
+        folder = entry.id if algorithm is None else f"{entry.id}-{algorithm}"
+        rep = _reproduce_one(entry, out_path or Path("results") / folder, quick, replications, seed, db, executor,
+                             target, open_choices, algorithm)
     finally:
         executor.close()
     _print_reproduction(rep)
@@ -876,12 +898,12 @@ def reproduce(study: str, out_path: Path | None, quick: bool, replications: int 
 
 def _reproduce_one(entry: Any, out_path: Path, quick: bool, replications: int | None, seed: int | None,
                    db: Path | None, executor: Any, target: tuple[float | None, int] = (None, 10),
-                   open_choices: bool = False) -> Any:
+                   open_choices: bool = False, algorithm: str | None = None) -> Any:
     """Runs one study with a progress bar; exits 130 if interrupted."""
     reps = replications if replications is not None else reproduce_mod.default_replications(entry.id, quick)
     options = reproduce_mod.Options(out=out_path, quick=quick, replications=reps, db=db, jobs=executor.jobs,
                                     seed=seed, ci_target=target[0], max_replications=max(target[1], reps),
-                                    open_choices=open_choices, executor=executor)
+                                    open_choices=open_choices, algorithm=algorithm, executor=executor)
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 

@@ -150,3 +150,22 @@ def test_the_vs_vd_configuration_reports_its_per_vc_queues(quick):
     assert math.isnan(df.loc["SAT+WAN"].vs_max_queue_cells)  # no VS/VD there
     claims = pd.read_csv(rep.files[2]).set_index("claim")
     assert claims.holds["C13"] in (True, "True")
+
+
+def test_another_switch_algorithm_replaces_erica_plus_at_every_port(tmp_path):
+    # --algorithm charny: every grid's every switch port runs Charny's
+    # algorithm on its defaults, the probes of ERICA's own readings are
+    # gone (Charny's does not report them), the rest is the study's.
+    from atmlab.reproduce.algorithms import READING_PROBES
+    from atmlab.reproduce.kit import Options, grids_of
+
+    own = grids_of(tcp_abr.STUDY, Options(out=tmp_path, quick=True))
+    other = grids_of(tcp_abr.STUDY, Options(out=tmp_path, quick=True, algorithm="charny"))
+    assert len(own) == len(other)
+    for g, h in zip(own, other, strict=True):
+        assert {sw["port"]["abr"]["algorithm"] for sw in g.template["switches"]} == {"erica_plus"}
+        assert {sw["port"]["abr"]["algorithm"] for sw in h.template["switches"]} == {"charny"}
+        assert h.name == f"{g.name} [charny]" and h.sweep == g.sweep
+        kinds = {p["kind"] for p in h.template.get("probes", [])}
+        assert not kinds & set(READING_PROBES)
+        assert kinds == {p["kind"] for p in g.template.get("probes", [])} - set(READING_PROBES)

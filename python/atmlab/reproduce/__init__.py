@@ -90,6 +90,29 @@ def default_replications(name: str, quick: bool = False) -> int:
     return 1 if quick else entry(name).default_replications
 
 
+def switch_algorithm_studies() -> list[str]:
+    """The studies ``--algorithm`` applies to."""
+    return [e.id for e in REGISTRY
+            if getattr(getattr(importlib.import_module(e.module), "STUDY", None), "switch_algorithms", False)]
+
+
+def check_algorithm(study_id: str, study: Any, options: Options) -> None:
+    """Refuses ``options.algorithm`` where it cannot apply, naming why."""
+    from ..errors import ArgumentError
+    from .algorithms import names
+
+    known = names()
+    if options.algorithm not in known:
+        raise ArgumentError(f"--algorithm {options.algorithm!r}: not a switch algorithm of the core "
+                            f"(one of {', '.join(known)})")
+    if not getattr(study, "switch_algorithms", False):
+        raise ArgumentError(f"--algorithm: {study_id} has no ABR switch algorithm to replace (it applies to "
+                            f"{', '.join(switch_algorithm_studies())}; atmf-fairness runs every algorithm)")
+    if options.open_choices:
+        raise ArgumentError("--algorithm and --open-choices: the open choices are those of the study's own "
+                            "algorithm; give one or the other")
+
+
 def run(name: str, options: Options, progress: Progress) -> Reproduction:
     """Reproduces study `name` (an id or an alias)."""
     from .kit import reproduce
@@ -97,6 +120,8 @@ def run(name: str, options: Options, progress: Progress) -> Reproduction:
     e = entry(name)
     module = importlib.import_module(e.module)
     study = getattr(module, "STUDY", None)
+    if options.algorithm is not None:
+        check_algorithm(e.id, study, options)
     if study is not None and not isinstance(study, str):
         return reproduce(e, study, options, progress)
     return module.run(options, progress)  # type: ignore[no-any-return]  # a study not yet on the kit

@@ -15,7 +15,7 @@ simulator), at the target utilisation of the algorithm run.
 Every algorithm of the core's switch-control seam that runs with its
 default keys is run on every configuration (the list comes from the
 core's scenario schema, so a new algorithm joins by itself); EFCI needs a
-queue threshold, which the study sets (:data:`ALGORITHM_KEYS`). Each run
+queue threshold, which the study sets (:data:`.algorithms.ALGORITHM_KEYS`). Each run
 is measured over its second half (docs/reproductions/atmf-fairness.md):
 
 * ``jain``: Jain's index of ``x_i / m_i`` (``x_i`` a VC's mean ACR,
@@ -37,8 +37,6 @@ is measured over its second half (docs/reproductions/atmf-fairness.md):
 
 from __future__ import annotations
 
-import copy
-import json
 import math
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -51,6 +49,8 @@ from ..maxmin import Allocation, describe, max_min
 from ..result import Result
 from ..scenario import bundled, load
 from .kit import Claim, Grid, Published, StudyBase, Tolerance
+from .algorithms import with_algorithm
+from .algorithms import names as algorithms
 
 # The configurations: bundled scenario, the name the tables use, and the
 # simulated time (long enough for the slowest explicit-rate scheme here to
@@ -65,13 +65,6 @@ CONFIGURATIONS: tuple[tuple[str, str, str], ...] = (
     ("atmf/gfc1", "GFC-1", "4 s"),
     ("atmf/gfc2", "GFC-2", "4 s"),
 )
-# What an algorithm needs beyond its defaults to run at all. EFCI's queue
-# threshold has no primary value (the literature's binary switches mark
-# above a threshold it does not state); 100 cells is atmlab's choice, well
-# under every configuration's buffer and over a few cells of jitter.
-ALGORITHM_KEYS: dict[str, dict[str, Any]] = {"efci": {"threshold": 100}}
-# Algorithms not run: no control, and a baseline that needs its rate.
-NOT_RUN = ("none", "fixed_rate")
 QUICK_ALGORITHMS = ("erica_plus", "efci")
 QUICK_DURATION = "1 s"
 # A VC's rate is within this fraction of its max-min rate (times the
@@ -83,25 +76,9 @@ BAND = 0.05
 SOURCE = "max-min (progressive filling)"
 
 
-def algorithms() -> list[str]:
-    """The switch algorithms of the core (its scenario schema's
-    ``AbrSwitchSpec``), but those of :data:`NOT_RUN`."""
-    from .. import _core
-
-    spec = json.loads(_core.scenario_schema())["$defs"]["AbrSwitchSpec"]
-    names = [alt["properties"]["algorithm"]["const"] for alt in spec["oneOf"]]
-    return [n for n in names if n not in NOT_RUN]
-
-
 def template(scenario: str, algorithm: str) -> dict[str, Any]:
     """The bundled configuration with `algorithm` at every switch port."""
-    t = copy.deepcopy(load(bundled(scenario)).template)
-    for sw in t["switches"]:
-        sw.setdefault("port", {})["abr"] = {"algorithm": algorithm, **ALGORITHM_KEYS.get(algorithm, {})}
-        for port in sw.get("port_to", {}).values():
-            if "abr" in port:
-                port["abr"] = {"algorithm": algorithm, **ALGORITHM_KEYS.get(algorithm, {})}
-    return t
+    return with_algorithm(load(bundled(scenario)).template, algorithm)
 
 
 @cache

@@ -247,6 +247,10 @@ class StudyBase:
     """Defaults for the optional parts of a :class:`Study`."""
 
     quick_note: ClassVar[str] = "--quick: short runs on a subset; not comparable with the published values."
+    # Whether ``--algorithm`` may put another ABR switch algorithm at its
+    # switch ports (a study of ABR switches whose measures do not read one
+    # algorithm's own readings).
+    switch_algorithms: ClassVar[bool] = False
 
     def configuration(self, grid: Grid, params: Mapping[str, Any]) -> dict[str, Any]:
         return {**grid.labels, **{k: quantity.value(quantity.parse(v)) for k, v in params.items()}}
@@ -308,6 +312,10 @@ class Options:
     # open choices (Study.alternatives) and report the range of each
     # compared value (``--open-choices``).
     open_choices: bool = False
+    # Every switch port's ABR controller replaced by this algorithm (on its
+    # defaults; ``--algorithm``), for a study whose ``switch_algorithms`` is
+    # true; None: the study's own.
+    algorithm: str | None = None
     # The workers every sweep of the command runs on (atmlab.executors.make);
     # None: reproduce() makes its own from `jobs` and closes it.
     executor: Executor | None = None
@@ -594,7 +602,7 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
     folder.mkdir(parents=True, exist_ok=True)
     wide_note = ""
     while True:
-        plan = [(g, sweep_of(g, options)) for g in study.grids(options.quick)]
+        plan = [(g, sweep_of(g, options)) for g in grids_of(study, options)]
         ran = run_sweeps([(g.name, s) for g, s in plan], options, progress)
         if ran.interrupted:
             return Reproduction.stopped(entry.id)
@@ -647,12 +655,29 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
         lines.insert(1, open_note)
     if quick_note:
         lines.insert(0, quick_note)
+    if options.algorithm is not None:
+        lines.insert(0, f"--algorithm {options.algorithm}: every switch port runs {options.algorithm} on its "
+                        "defaults in place of the study's own algorithm; the published values are the study's")
     views = study.views(res) if hasattr(study, "views") else []
     table, extra = _display(res)
     mark = " (--quick)" if options.quick else ""  # every titled table of a quick reproduction says so
+    if options.algorithm is not None:
+        mark += f" [{options.algorithm}]"
     return Reproduction(title=f"{entry.id}: {entry.title}{mark}", table=table, files=files,
                         summary="\n".join(lines), extra=[(f"{t}{mark}", df) for t, df in (*extra, *views)],
                         failures=ran.failures, agreement=agreement)
+
+
+def grids_of(study: Study, options: Options) -> list[Grid]:
+    """The study's grids, with ``options.algorithm`` at every switch port
+    if one is given (:func:`.algorithms.with_algorithm`)."""
+    grids = list(study.grids(options.quick))
+    if options.algorithm is None:
+        return grids
+    from .algorithms import with_algorithm
+
+    return [replace(g, name=f"{g.name} [{options.algorithm}]",
+                    template=with_algorithm(dict(g.template), options.algorithm)) for g in grids]
 
 
 def _with_alternative(grid: Grid, alt: Alternative) -> Grid:
@@ -694,7 +719,7 @@ def _open_choices(study: Study, res: StudyResult, alternatives: Sequence[Alterna
     values: dict[tuple[Any, ...], list[float]] = {
         _comparison_key(r, key_columns): [float(r["simulated"])] for r in comparison.to_dict("records")}
     for alt in alternatives:
-        plan = [(g2, sweep_of(g2, options)) for g2 in (_with_alternative(g, alt) for g in study.grids(options.quick))]
+        plan = [(g2, sweep_of(g2, options)) for g2 in (_with_alternative(g, alt) for g in grids_of(study, options))]
         ran = run_sweeps([(g.name, s) for g, s in plan], options, progress)
         if ran.interrupted:
             return None

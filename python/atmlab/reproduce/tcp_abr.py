@@ -115,6 +115,12 @@ def _video_sweep(rows: list[int], mss: list[int]) -> dict[str, Any]:
 class TcpAbr(StudyBase):
     """The study on the reproduction kit."""
 
+    # `atmlab reproduce tcp-abr --algorithm NAME`: the study's networks with
+    # NAME in place of ERICA+ (its measures read ports, links and sources,
+    # not ERICA's readings; the figures draw ERICA's ABR capacity only
+    # where it was probed).
+    switch_algorithms = True
+
     def __init__(self) -> None:
         # measure() keeps the time series of each configuration's first
         # replication for the figures: {(config, row, mss): {name: (t, values)}}.
