@@ -547,4 +547,5 @@ def lag_lines(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("packets", f"{r['packets_in']} in, {r['packets_out']} out, {r['late_packets']} more than 1 ms late, "
                     f"{r['packets_refused']} refused, {r['write_errors']} write errors"),
         ("back-pressure", f"{r['blocked_turns']} turns with a device unread"),
+        *([("refused", "; ".join(f"{why}: {n}" for why, n in r["refused"].items()))] if r.get("refused") else []),
     ]

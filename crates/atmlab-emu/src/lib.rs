@@ -179,6 +179,10 @@ pub struct LagReport {
     pub packets_in: u64,
     /// Packets the network refused (no route, too big, not IPv4), dropped.
     pub packets_refused: u64,
+    /// Why, with how many of each (the first [`REFUSAL_REASONS`] reasons
+    /// by their text, the rest under "other"): a multicast report or a
+    /// packet to an address no host has shows where it went.
+    pub refused: std::collections::BTreeMap<String, u64>,
     /// Packets delivered and written to the devices.
     pub packets_out: u64,
     /// Packets whose write failed (a device whose peer was down: `EIO`),
@@ -194,6 +198,21 @@ pub struct LagReport {
     pub late_packets: u64,
     /// Turns in which back-pressure kept a device unread.
     pub blocked_turns: u64,
+}
+
+/// How many reasons for refusal [`LagReport::refused`] tells apart.
+pub const REFUSAL_REASONS: usize = 16;
+
+impl LagReport {
+    /// A packet was refused for `why`.
+    fn refuse(&mut self, why: &dyn std::fmt::Display) {
+        self.packets_refused += 1;
+        let mut key = why.to_string();
+        if !self.refused.contains_key(&key) && self.refused.len() >= REFUSAL_REASONS {
+            key = "other".into();
+        }
+        *self.refused.entry(key).or_default() += 1;
+    }
 }
 
 /// Whether the run goes on.
@@ -374,7 +393,7 @@ impl<C: Clock, I: PacketIo> Driver<C, I> {
                         backlog += cells(n as u64);
                     }
                     Err(InjectError::AfterEnd(_)) => break,
-                    Err(_) => self.report.packets_refused += 1,
+                    Err(e) => self.report.refuse(&e),
                 }
             }
             self.watch[dev] = backlog < self.cfg.backlog_cells;

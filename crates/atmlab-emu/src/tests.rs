@@ -269,3 +269,25 @@ fn test_replay_gives_the_same_bytes_and_results_with_and_without_elision() {
     want.sort();
     assert_eq!(got, want);
 }
+
+#[test]
+fn test_refused_packets_are_counted_with_their_reason() {
+    // A multicast report (as a kernel sends when its interface comes up)
+    // and a packet to an address no host has are refused, each counted
+    // with why; the packet to b goes through.
+    let clock = FakeClock::default();
+    let igmp = packet(A, Ipv4Addr::new(224, 0, 0, 22), 40, 1);
+    let stray = packet(A, Ipv4Addr::new(10, 9, 9, 9), 40, 2);
+    let io = FakeIo::new(
+        &clock,
+        vec![(ms(1), 0, igmp.clone()), (ms(2), 0, igmp), (ms(3), 0, stray), (ms(4), 0, packet(A, B, 40, 3))],
+    );
+    let mut d = Driver::new(net(42_400_000, 1 << 20, None, 1), clock, io, exact());
+    d.run().unwrap();
+    let r = d.report();
+    assert_eq!((r.packets_in, r.packets_refused, r.packets_out), (1, 3, 1));
+    let reasons: Vec<(&str, u64)> = r.refused.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(reasons.iter().any(|(k, n)| k.contains("224.0.0.22") && *n == 2), "{reasons:?}");
+    assert!(reasons.iter().any(|(k, n)| k.contains("10.9.9.9") && *n == 1), "{reasons:?}");
+}
