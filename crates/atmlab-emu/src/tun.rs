@@ -45,8 +45,13 @@ impl TunIo {
     pub fn create(names: &[String], clock: &WallClock) -> std::io::Result<TunIo> {
         let mut devs = Vec::new();
         for name in names {
+            // Down until it is in its host's namespace (`atmlab emulate`
+            // brings it up there): up in the first namespace, the kernel
+            // queued an IPv6 router solicitation on it, which the network
+            // then refused.
             let dev = tun_rs::DeviceBuilder::new()
                 .name(name.clone())
+                .enable(false)
                 .build_sync()
                 .map_err(|e| std::io::Error::new(e.kind(), format!("TUN device {name}: {e}")))?;
             dev.set_nonblocking(true)?;

@@ -65,9 +65,15 @@ pub enum InjectError {
     /// The host is not external.
     #[error("host {0} is not external")]
     NotExternal(String),
-    /// The bytes are no IPv4 packet (too short, or another version).
-    #[error("not an IPv4 packet ({0} bytes)")]
-    NotIpv4(usize),
+    /// The bytes are no IPv4 packet (too short, or another version: the
+    /// first byte's high nibble, 6 for IPv6).
+    #[error("not an IPv4 packet ({len} bytes, IP version {version})")]
+    NotIpv4 {
+        /// The packet's length.
+        len: usize,
+        /// The version field it has (0 for an empty packet).
+        version: u8,
+    },
     /// Larger than the host's MTU.
     #[error("a packet of {len} bytes exceeds host {host}'s MTU of {mtu} bytes")]
     TooBig {
@@ -258,7 +264,8 @@ impl Simulation {
             return Err(InjectError::AfterEnd(at.as_secs_f64()));
         }
         if bytes.len() < 20 || bytes[0] >> 4 != 4 {
-            return Err(InjectError::NotIpv4(bytes.len()));
+            let version = bytes.first().map_or(0, |b| b >> 4);
+            return Err(InjectError::NotIpv4 { len: bytes.len(), version });
         }
         let mtu = self.hosts.get(host).mtu;
         if bytes.len() > mtu as usize {

@@ -132,8 +132,12 @@ fn test_bad_packets_are_refused_with_why_and_change_nothing() {
     let other = Ipv4Addr::new(10, 9, 9, 9);
     assert!(matches!(sim.inject(HostId(0), t, &packet(A, other, 100, 0)), Err(InjectError::NoRoute { .. })));
     assert!(matches!(sim.inject(HostId(0), t, &packet(A, A, 100, 0)), Err(InjectError::NoRoute { .. })));
-    assert_eq!(sim.inject(HostId(0), t, &[0x60; 40]), Err(InjectError::NotIpv4(40)));
-    assert_eq!(sim.inject(HostId(0), t, &[0x45; 12]), Err(InjectError::NotIpv4(12)));
+    assert_eq!(sim.inject(HostId(0), t, &[0x60; 40]), Err(InjectError::NotIpv4 { len: 40, version: 6 }));
+    assert_eq!(sim.inject(HostId(0), t, &[0x45; 12]), Err(InjectError::NotIpv4 { len: 12, version: 4 }));
+    assert_eq!(
+        sim.inject(HostId(0), t, &[0x60; 48]).unwrap_err().to_string(),
+        "not an IPv4 packet (48 bytes, IP version 6)"
+    );
     let e = sim.inject(HostId(0), t, &packet(A, B, 9181, 0)).unwrap_err();
     assert_eq!(e.to_string(), "a packet of 9181 bytes exceeds host a's MTU of 9180 bytes");
     assert!(matches!(sim.inject(HostId(5), t, &packet(A, B, 100, 0)), Err(InjectError::NotExternal(_))));
