@@ -5,9 +5,9 @@ Table 1-2 point, over several replications, with overrides.
         [--set apps.0.start_jitter=0s ...] --replications 5
 
 Prints per replication: efficiency, Jain's fairness, each source's share
-of the TCP goodput (%), its timeouts, and the time of its first delivered
-byte cannot be had without probes, so the share and the timeouts say who
-was locked out.
+of the TCP goodput (%) and its timeouts (a locked-out source has a share
+near 0 and few timeouts: its backoff carried it past the run's end); then
+the means and ranges over the replications.
 """
 
 from __future__ import annotations
