@@ -210,7 +210,7 @@ def test_open_choices_report_each_compared_value_s_range_and_keep_the_verdict(tm
     assert not (tmp_path / "a" / "toy_open_choices.png").exists()
     assert not any(f.name.endswith("_open_choices.png") for f in plain.files)
     with Image.open(figure) as png:
-        assert png.info["Title"].startswith("toy: the compared values under the open choices (2 alternatives of 1")
+        assert png.info["Title"].startswith("toy: the compared values under the open choices (2 alternatives of 1 choice)")
 
 
 def test_open_choices_of_a_study_without_alternatives_draw_no_figure(tmp_path):

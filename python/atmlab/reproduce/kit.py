@@ -812,8 +812,8 @@ def open_choices_figure(study_id: str, comparison: pd.DataFrame, path: Path,
     key.legend([legend[label] for label in labels], labels, loc="center", ncols=min(len(labels), 2 * ncols),
                fontsize=8, frameon=False)
     choices = len({a.choice for a in alternatives})
-    fig.suptitle(f"{study_id}: the compared values under the open choices ({len(alternatives)} alternatives of "
-                 f"{choices} choices)")
+    fig.suptitle(f"{study_id}: the compared values under the open choices ({len(alternatives)} "
+                 f"alternative{'s' if len(alternatives) != 1 else ''} of {choices} choice{'s' if choices != 1 else ''})")
     note = ("Each value over its published one (1, dashed): the chosen model's value with its 95 % interval "
             "where replicated (points), its range over the chosen model and the alternatives (bar), the "
             "tolerance around the published value (grey). The verdicts are the chosen model's."
