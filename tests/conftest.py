@@ -71,3 +71,28 @@ def stored_results(db: Path) -> dict[tuple[str, int, int], tuple[str, str]]:
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT scenario_hash, seed, replication, status, result FROM runs").fetchall()
     return {(h, s, r): (st, res) for h, s, r, st, res in rows}
+
+
+def check_alternatives(study: Any, page: str, most: int = 6) -> None:
+    """The alternatives of a study's open choices (``--open-choices``): at
+    most `most`, each naming a choice of its page's "Open choices" table,
+    each set on every grid's scenario of the full and the quick reproduction
+    as the kit sets it (every point built and checked by the core, nothing
+    run), and each changing some grid's scenarios."""
+    from atmlab.reproduce.kit import Options, _with_alternative, sweep_of
+
+    text = (ROOT / "docs" / "reproductions" / page).read_text()
+    section = text.split("## Open choices", 1)[1].split("\n## ", 1)[0]
+    alternatives = list(study.alternatives())
+    assert 0 < len(alternatives) <= most
+    options = Options(out=Path("unused"), db=Path("unused.sqlite"))
+    for alt in alternatives:
+        assert f"| {alt.choice} |" in section, f"{alt.choice} is not a choice of {page}"
+        changed = False
+        for quick in (False, True):
+            for grid in study.grids(quick):
+                base = {p.scenario_hash for p in sweep_of(grid, options).points}
+                under = {p.scenario_hash for p in sweep_of(_with_alternative(grid, alt), options).points}
+                changed |= under != base
+        assert changed, f"{alt.choice} ({alt.name}) changes no scenario"
+    assert "--open-choices" in section, f"{page}'s Open choices do not say what --open-choices runs"

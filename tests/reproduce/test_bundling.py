@@ -18,6 +18,8 @@ from atmlab import reference
 from atmlab.expand import points
 from atmlab.reproduce import Options, bundling, run
 
+from conftest import check_alternatives
+
 STUDY = bundling.STUDY
 
 
@@ -250,3 +252,7 @@ def test_an_unfinished_transfer_measures_as_nan_not_an_error():
     m = STUDY.measure(Partial(), {})
     assert m["tcp_throughput_kbytes_per_s"] != m["tcp_throughput_kbytes_per_s"]  # NaN
     assert m["udp_throughput_kbytes_per_s"] == pytest.approx(7.0)
+
+
+def test_the_alternatives_of_the_open_choices_set_every_grid_s_scenario():
+    check_alternatives(bundling.STUDY, "bundling.md")

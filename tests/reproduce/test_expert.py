@@ -19,6 +19,8 @@ from atmlab.reproduce.expert import STUDY, claims, configurations
 from atmlab.reproduce.expert.configurations import BOTTLENECK, EPD, LOSS_FREE, PPD, Config, describe, scenario
 from atmlab.reproduce.kit import CLAIM_COLUMNS
 
+from conftest import check_alternatives
+
 CELL_RATE = 37.44e6 / 424  # the shaped VP of s3.1, cells per second (88302)
 
 
@@ -205,3 +207,7 @@ def test_cli_reproduce_expert_quick(cli, tmp_path):
     assert p.returncode == 0, p.stderr
     assert "claims hold" in p.stdout and "not comparable" in p.stdout and "E6 (Fig. 11)" in p.stdout
     assert (tmp_path / "expert_claims.csv").exists() and (tmp_path / "expert_fig11-16_vs_b.png").exists()
+
+
+def test_the_alternatives_of_the_open_choices_set_every_grid_s_scenario():
+    check_alternatives(STUDY, "expert.md")

@@ -8,8 +8,9 @@ import math
 
 import pandas as pd
 import pytest
+from PIL import Image
 
-from atmlab.reproduce import REGISTRY, entry, names
+from atmlab.reproduce import REGISTRY, entry, kit, names
 from atmlab.reproduce.kit import (
     COMPARISON_COLUMNS,
     Alternative,
@@ -203,6 +204,64 @@ def test_open_choices_report_each_compared_value_s_range_and_keep_the_verdict(tm
     assert row["open_high"] == pytest.approx(row["simulated"] * 2, rel=0.02)
     assert bool(row["holds_in_open_range"])
     assert plain.agreement.within == rep.agreement.within == 1
+    # The figure of the range: written when the alternatives ran, not otherwise.
+    figure = tmp_path / "b" / "toy_open_choices.png"
+    assert figure in rep.files and figure.stat().st_size > 0
+    assert not (tmp_path / "a" / "toy_open_choices.png").exists()
+    assert not any(f.name.endswith("_open_choices.png") for f in plain.files)
+    with Image.open(figure) as png:
+        assert png.info["Title"].startswith("toy: the compared values under the open choices (2 alternatives of 1 choice)")
+
+
+def test_open_choices_of_a_study_without_alternatives_draw_no_figure(tmp_path):
+    e = Entry("toy", "a toy study", "no document")
+    rep = reproduce(e, Toy(), Options(out=tmp_path, db=tmp_path / "r.sqlite", jobs=1, open_choices=True),
+                    lambda *a: None)
+    assert "this study declares no alternatives" in rep.summary
+    assert not (tmp_path / "toy_open_choices.png").exists()
+
+
+def _comparison(published: list[float], quantity: str = "q") -> pd.DataFrame:
+    n = len(published)
+    return pd.DataFrame({"source": ["T"] * n, "quantity": [quantity] * n, "published": published,
+                         "simulated": [p * 1.1 + 1 for p in published], "ci95": [0.05] * n,
+                         "tolerance_width": [0.1 * abs(p) for p in published], "unit": ["s"] * n,
+                         "open_low": [p * 0.9 for p in published], "open_high": [p * 1.3 + 1 for p in published]})
+
+
+def test_the_open_choices_figure_draws_every_value_it_can_and_says_what_it_leaves_out(tmp_path):
+    alts = [Alternative("X-1", "a", ("simulation.seed=2",))]
+    many = pd.concat([_comparison([1.0 + k for k in range(kit.OPEN_FIGURE_VALUES + 5)], "a"),
+                      _comparison([0.0, 2.0], "b")], ignore_index=True)
+    path = kit.open_choices_figure("toy", many, tmp_path / "toy_open_choices.png", alts)
+    assert path == tmp_path / "toy_open_choices.png" and path.stat().st_size > 0
+    from matplotlib import pyplot as plt
+
+    assert not plt.get_fignums()  # saved and closed
+    # Nothing to draw: every published value is 0 (no ratio), or nothing compared.
+    assert kit.open_choices_figure("toy", _comparison([0.0, 0.0]), tmp_path / "zero.png", alts) is None
+    assert not (tmp_path / "zero.png").exists()
+    assert kit.open_choices_figure("toy", _comparison([]), tmp_path / "none.png", alts) is None
+
+
+def test_the_open_choices_figure_notes_the_values_it_leaves_out(tmp_path, monkeypatch):
+    from matplotlib import pyplot as plt
+
+    from atmlab import plotting
+
+    notes = []
+
+    def save(fig, path, note=None, dpi=None):
+        notes.append(note)
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plotting, "save", save)
+    many = pd.concat([_comparison([1.0 + k for k in range(kit.OPEN_FIGURE_VALUES + 5)], "a"),
+                      _comparison([0.0, 2.0], "b")], ignore_index=True)
+    kit.open_choices_figure("toy", many, tmp_path / "x.png", [Alternative("X-1", "a", ())])
+    assert f"Of a, the first {kit.OPEN_FIGURE_VALUES} of {kit.OPEN_FIGURE_VALUES + 5} values drawn." in notes[0]
+    assert "1 value published as 0 not drawn" in notes[0]
 
 
 @pytest.mark.parametrize("published, low, high, holds", [

@@ -19,6 +19,8 @@ from atmlab.expand import points as expand
 from atmlab.reproduce import Options, kpn, run
 from atmlab.reproduce.kit import CLAIM_COLUMNS, COMPARISON_COLUMNS
 
+from conftest import check_alternatives
+
 FIGURES = [f"kpn_table{t}.png" for t in ("5", "6", "7", "8", "9", "10", "11", "C1", "C2", "12")]
 
 
@@ -458,3 +460,7 @@ def test_cli_reproduce_prints_the_table(cli, tmp_path, full):
     # Everything came from the database: nothing ran twice.
     with sqlite3.connect(options.db) as con:
         assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == before
+
+
+def test_the_alternatives_of_the_open_choices_set_every_grid_s_scenario():
+    check_alternatives(kpn.STUDY, "kpn.md")

@@ -15,6 +15,8 @@ from atmlab import reference
 from atmlab.expand import points
 from atmlab.reproduce import Options, entry, run, ubr_gr
 
+from conftest import check_alternatives
+
 KEY = ["config", "buffer_cells", "vbr_period_ms", "drop_policy"]
 
 
@@ -126,3 +128,7 @@ def test_cli_reproduce_quick_by_its_document_number(cli, tmp_path):
     assert p.returncode == 0, p.stderr
     assert "ubr-gr" in p.stdout and "not comparable" in p.stdout and "published values within tolerance" in p.stdout
     assert (tmp_path / "ubr-gr_figure4.png").exists()
+
+
+def test_the_alternatives_of_the_open_choices_set_every_grid_s_scenario():
+    check_alternatives(ubr_gr.STUDY, "ubr-gr.md")

@@ -40,7 +40,7 @@ from .. import reference
 from ..wire import cells as atmlab_cells
 from ..result import Result
 from ..scenario import load
-from .kit import Claim, Grid, Published, StudyBase, Tolerance
+from .kit import Alternative, Claim, Grid, Published, StudyBase, Tolerance
 
 KB = 1024.0  # the study's KB (s6.1.1)
 NET = {"WAN": {"delay": "25.75 ms", "rx_peak": "2000 kbit/s"}, "LAN": {"delay": "0.5 ms", "rx_peak": "1594 kbit/s"}}
@@ -239,6 +239,23 @@ class Bundling(StudyBase):
 
     def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
         return figures(points, comparison, folder)
+
+    def alternatives(self) -> list[Alternative]:
+        """The open choices whose alternatives the page names as keys
+        (docs/reproductions/bundling.md, "Open choices"): the fits BU-11 and
+        BU-12 (no host cost; study 004's 110-253 us per datagram), the
+        delayed-ACK timer on Solaris's 10 ms ticks, the SBA-200's 64 KB
+        transmit buffer, and Solaris 2.5's initial ssthresh of 8 MSS."""
+        return [
+            Alternative("BU-11", "no host costs (write_cost and rx_cpu 0, with BU-12)",
+                        ('params.write_cost="0 ms"', 'params.rx_cpu="0 ms"')),
+            Alternative("BU-12", "receiver 110 us per datagram (study 004's least)", ('params.rx_cpu="110 us"',)),
+            Alternative("BU-12", "receiver 253 us per datagram (study 004's most)", ('params.rx_cpu="253 us"',)),
+            Alternative("BU-16", "delayed ACKs on 10 ms ticks (40-50 ms)", ('tcp.delayed_ack_timer="tick_aligned"',)),
+            Alternative("BU-13", "the SBA-200's 64 KB transmit buffer, blocking",
+                        ('hosts[0].adapter.buffer="1236 cells"',)),
+            Alternative("BU-22", "initial ssthresh 8 MSS (Solaris 2.5)", ('tcp.initial_ssthresh="73120 bytes"',)),
+        ]
 
 
 def _values(table: pd.DataFrame, column: str) -> list[Any]:

@@ -643,6 +643,10 @@ def reproduce(entry: Entry, study: Study, options: Options, progress: Progress) 
     quick_note = getattr(study, "quick_note", StudyBase.quick_note) if options.quick else None
     with plotting.style(), plotting.quick(quick_note):  # every figure marked "(--quick)" with the note
         files += list(study.figures(res.points, res.comparison, folder))
+        if alternatives and OPEN_COLUMNS[0] in res.comparison:
+            drawn = open_choices_figure(entry.id, res.comparison, folder / f"{entry.id}_open_choices.png",
+                                        alternatives)
+            files += [drawn] if drawn is not None else []
 
     agreement = _agreement(study, res, runs)
     agreement.wall_s = time.perf_counter() - t0
@@ -750,6 +754,97 @@ def _open_choices(study: Study, res: StudyResult, alternatives: Sequence[Alterna
             f"choices run; {within} of {len(comparison)} compared values lie within tolerance of their range over "
             f"the chosen model and the alternatives (the verdicts are the chosen model's)")
     return replace(res, comparison=comparison), note
+
+
+# The figure of --open-choices: at most this many compared values per
+# quantity (the first, in the comparison's order) and this many quantities.
+OPEN_FIGURE_VALUES = 60
+OPEN_FIGURE_PANELS = 10
+
+
+def open_choices_figure(study_id: str, comparison: pd.DataFrame, path: Path,
+                        alternatives: Sequence[Alternative]) -> Path | None:
+    """``<id>_open_choices.png``: per compared value (one panel per
+    quantity), the simulated value with its 95 % interval and its range over
+    the chosen model and the alternatives (:data:`OPEN_COLUMNS`), each over
+    the published value, beside the tolerance around it; ``None`` if no
+    value can be drawn (nothing compared, or every published value 0)."""
+    from .. import plotting  # matplotlib: imported only when figures are drawn
+
+    import matplotlib.pyplot as plt
+
+    rows = comparison.reset_index(drop=True)
+    published = pd.to_numeric(rows["published"], errors="coerce")
+    usable = published.notna() & (published != 0) & pd.to_numeric(rows["simulated"], errors="coerce").notna()
+    quantities = list(dict.fromkeys(rows.loc[usable, "quantity"]))
+    if not quantities:
+        return None
+    notes = []
+    if (zero := int((published == 0).sum())):
+        notes.append(f"{zero} value{'s' if zero != 1 else ''} published as 0 not drawn (no ratio).")
+    if len(quantities) > OPEN_FIGURE_PANELS:
+        notes.append(f"The first {OPEN_FIGURE_PANELS} of {len(quantities)} quantities drawn.")
+        quantities = quantities[:OPEN_FIGURE_PANELS]
+    ncols = 1 if len(quantities) == 1 else 2
+    nrows = math.ceil(len(quantities) / ncols)
+    fig = plt.figure(figsize=(5.2 * ncols, 2.9 * nrows + 1.3), dpi=110)
+    grid = fig.add_gridspec(nrows + 1, ncols, height_ratios=[0.22 * (3 - ncols)] + [1.0] * nrows)
+    key = fig.add_subplot(grid[0, :])  # the legend's row, above the panels
+    key.axis("off")
+    axes = [fig.add_subplot(grid[1 + k // ncols, k % ncols]) for k in range(len(quantities))]
+    for ax, q in zip(axes, quantities, strict=True):
+        part = rows[usable & (rows["quantity"] == q)]
+        if len(part) > OPEN_FIGURE_VALUES:
+            notes.append(f"Of {q}, the first {OPEN_FIGURE_VALUES} of {len(part)} values drawn.")
+            part = part.iloc[:OPEN_FIGURE_VALUES]
+        _open_panel(ax, part, plotting)
+        unit = next((u for u in part["unit"] if isinstance(u, str) and u), "") if "unit" in part else ""
+        ax.set_title(q + (f" ({unit})" if unit and unit != q else ""), fontsize=9)
+        plotting.category_axis(ax.xaxis, [str(i + 1) for i in part.index],
+                               f"compared value (row of {study_id}_comparison.csv)")
+        ax.set_ylabel("simulated / published")
+    legend: dict[str, Any] = {}  # every panel's entries, once (a panel of exact values has no tolerance)
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    order = ["published", "tolerance", "range over the open choices", "simulated (chosen model), 95 % interval"]
+    labels = sorted(legend, key=lambda label: order.index(label) if label in order else len(order))
+    key.legend([legend[label] for label in labels], labels, loc="center", ncols=min(len(labels), 2 * ncols),
+               fontsize=8, frameon=False)
+    choices = len({a.choice for a in alternatives})
+    fig.suptitle(f"{study_id}: the compared values under the open choices ({len(alternatives)} "
+                 f"alternative{'s' if len(alternatives) != 1 else ''} of {choices} choice{'s' if choices != 1 else ''})")
+    note = ("Each value over its published one (1, dashed): the chosen model's value with its 95 % interval "
+            "where replicated (points), its range over the chosen model and the alternatives (bar), the "
+            "tolerance around the published value (grey). The verdicts are the chosen model's."
+            + "".join(f" {n}" for n in notes))
+    return plotting.save(fig, path, note=note)
+
+
+def _open_panel(ax: Any, part: pd.DataFrame, plotting: Any) -> None:
+    """One quantity's values of the open-choices figure, at 0, 1, 2, ..."""
+    x = list(range(len(part)))
+    pub = part["published"].astype(float).abs().to_numpy()
+    sign = part["published"].astype(float).to_numpy() / pub  # a negative published value keeps its orientation
+
+    def ratio(column: str) -> list[float]:
+        return list(pd.to_numeric(part[column], errors="coerce").astype(float).to_numpy() * sign / pub)
+
+    sim, low, high = ratio("simulated"), ratio("open_low"), ratio("open_high")
+    lo, hi = [min(a, b) for a, b in zip(low, high, strict=True)], [max(a, b) for a, b in zip(low, high, strict=True)]
+    width = pd.to_numeric(part["tolerance_width"], errors="coerce").astype(float).to_numpy() / pub
+    ci = pd.to_numeric(part["ci95"], errors="coerce").astype(float).to_numpy() / pub
+    tol = [(i, w) for i, w in zip(x, width, strict=True) if not math.isnan(w)]
+    if tol:
+        ax.bar([i for i, _ in tol], [2 * w for _, w in tol], bottom=[1 - w for _, w in tol], width=0.9,
+               color="0.88", label="tolerance", zorder=1)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1, label="published", zorder=2)
+    ax.bar(x, [h - l for l, h in zip(lo, hi, strict=True)], bottom=lo, width=0.45, color=plotting.COLOURS[1],
+           alpha=0.75, label="range over the open choices", zorder=3)
+    ax.errorbar(x, sim, yerr=[0.0 if math.isnan(c) else c for c in ci], fmt="o", ms=3.5, capsize=2,
+                color=plotting.COLOURS[0], label="simulated (chosen model), 95 % interval", zorder=4)
+    ax.use_sticky_edges = False  # a margin beyond the bars, so that no point sits on the frame
+    ax.margins(x=0.02, y=0.06)
 
 
 def _config_columns(study: Study, plan: Sequence[tuple[Grid, Sweep]]) -> list[str]:

@@ -34,7 +34,7 @@ import pandas as pd
 from .. import quantity, reference
 from ..result import Result
 from ..scenario import load
-from .kit import Claim, Grid, Published, StudyBase, Tolerance
+from .kit import Alternative, Claim, Grid, Published, StudyBase, Tolerance
 
 CONFIG = {"lan": "LAN", "wan": "WAN", "satellite": "satellite"}
 VARIANT = {"sack": "SACK", "reno": "Reno", "vanilla": "Vanilla"}
@@ -121,6 +121,23 @@ class UbrGr(StudyBase):
 
     def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
         return figures(points, comparison, folder)
+
+    def alternatives(self) -> list[Alternative]:
+        """The open choices whose alternatives the page names and a key of
+        every template sets (docs/reproductions/ubr-gr.md, "Open choices"):
+        the fit UG-13 and the timer choices that carry the WAN rows. UG-1 to
+        UG-3 are keys of the EPD and Selective Drop policies only, which
+        tail drop refuses, and every grid sweeps the three policies: they
+        cannot be set on every grid's scenario."""
+        return [
+            Alternative("UG-13", "link clocks +/-20 ppm", ("simulation.clock_tolerance_ppm=20",)),
+            Alternative("UG-18", "4.4BSD-Lite RTO estimator", ('tcp.rto_algorithm="bsd44_lite"',)),
+            Alternative("UG-18", "4.3BSD-Tahoe RTO estimator", ('tcp.rto_algorithm="bsd43_tahoe"',)),
+            Alternative("UG-19", "timeouts exactly when due", ('tcp.rto_timer="exact"',)),
+            Alternative("UG-21", "initial RTO 6 s", ('tcp.initial_rto="6 s"',)),
+            # apps[0]: the TCP sources' entry of every template (the VBR source is the last)
+            Alternative("UG-11", "TCP sources all start at t = 0", ('apps[0].start_jitter="0 s"',)),
+        ]
 
 
 STUDY = UbrGr()

@@ -36,7 +36,7 @@ from typing import Any
 import pandas as pd
 
 from ...result import Result
-from ..kit import Claim, Grid, Published, StudyBase, StudyResult
+from ..kit import Alternative, Claim, Grid, Published, StudyBase, StudyResult
 from . import claims as _claims, configurations as _configurations, figures as _figures
 from .configurations import BOTTLENECK, QUICK_DURATION, SIM_BUFFERS, Config, describe
 
@@ -106,6 +106,23 @@ class Expert(StudyBase):
 
     def figures(self, points: pd.DataFrame, comparison: pd.DataFrame, folder: Path) -> list[Path]:
         return _figures.figures(points, folder) if not points.empty else []
+
+    def alternatives(self) -> list[Alternative]:
+        """The open choices whose alternatives the page names as keys of the
+        template (docs/reproductions/expert.md, "Open choices"). The
+        modified-TCP grids already reset the backoff on an RTT sample, so
+        EX-21 changes only the default TCP's. EX-9 (PPD's end-of-frame cell)
+        is a key of the PPD policy only, which the other grids' policies
+        refuse: it cannot be set on every grid's scenario."""
+        return [
+            Alternative("EX-19", "both timers exactly when due", ('tcp.delayed_ack_timer="exact"',)),
+            Alternative("EX-19", "both timers on each host's own ticks", ('tcp.rto_timer="host_ticks"',)),
+            Alternative("EX-18", "initial RTO 6 s", ('tcp.initial_rto="6 s"',)),
+            Alternative("EX-21", "backoff reset by a valid RTT sample (Karn)", ('tcp.backoff_reset="rtt_sample"',)),
+            Alternative("EX-3", "ttcp's 16 KiB writes into a 52224-byte send buffer",
+                        ('tcp.send_buffer="52224 bytes"', 'tcp.write_size="16 KiB"')),
+            Alternative("EX-27", "link clocks +/-20 ppm", ("simulation.clock_tolerance_ppm=20",)),
+        ]
 
     def views(self, result: StudyResult) -> list[tuple[str, pd.DataFrame]]:
         """The E1/E3 efficiency against B (Figs 2-4) and the E6 efficiency

@@ -42,7 +42,7 @@ from typing import Any
 import pandas as pd
 
 from ...result import Result
-from ..kit import Claim, Grid, Published, StudyBase, StudyResult
+from ..kit import Alternative, Claim, Grid, Published, StudyBase, StudyResult
 from . import bursts, cell_loss, common, policing, tcp_cells, tcp_throughput, udp_mtu, udp_peak
 
 TABLES = (bursts, udp_mtu, udp_peak, tcp_cells, tcp_throughput, cell_loss, policing)
@@ -92,6 +92,22 @@ class Kpn(StudyBase):
             return []
         views = [v for m in TABLES if hasattr(m, "views") for v in m.views(result.points)]
         return [(title, common.whole(table)) for title, table in views]
+
+    def alternatives(self) -> list[Alternative]:
+        """The open choices whose alternatives the page names and a key of
+        every grid's built scenario sets (docs/reproductions/kpn.md, "Open
+        choices"): the fits KP-7 and KP-8. The scenarios without TCP
+        (Tables 5-8) get a TCP table they do not use. KP-15 (H2 against H1)
+        and KP-19 (the card's peak as a payload rate) are settings of some
+        grids' hosts only: no key of every grid. KP-12 (ttcp's writes
+        through the socket send path) is a key, but a ttcp transfer of
+        ``bytes`` through ``send_buffer`` does not finish in the core
+        (docs/reproductions/kpn.md, "What --open-choices runs")."""
+        return [
+            Alternative("KP-7", "Reno: fast retransmit and recovery (the text's)", ('tcp.variant="reno"',)),
+            Alternative("KP-7", "Tahoe: fast retransmit", ('tcp.variant="tahoe"',)),
+            Alternative("KP-8", "4.4BSD-Lite's timer (srtt + 4 rttvar)", ('tcp.rto_algorithm="bsd44_lite"',)),
+        ]
 
 
 STUDY = Kpn()

@@ -28,7 +28,7 @@ from ..kit import Grid
 CONFIG = ("table", "direction", "mtu_bytes", "data_size_bytes", "bursts", "user_bytes", "peak_rate_mbps", "clr",
           "pfb_one_in", "bt_cells", "reading", "tcp")
 # The templates' swept parameters, as the configuration names them; the
-# others (``bt_time``, ``variant``, ``max_rto``) follow from one of these.
+# others (``bt_time``; the check's ``tcp.variant``, ``tcp.max_rto``) follow from one of these.
 PARAMS = {"size": "data_size_bytes", "mtu": "mtu_bytes", "peak": "peak_rate_mbps", "bt": "bt_cells", "clr": "clr",
           "one_in": "pfb_one_in", "nbytes": "user_bytes", "setting": "tcp"}
 
