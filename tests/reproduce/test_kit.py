@@ -233,11 +233,12 @@ def test_the_open_choices_figure_draws_every_value_it_can_and_says_what_it_leave
     alts = [Alternative("X-1", "a", ("simulation.seed=2",))]
     many = pd.concat([_comparison([1.0 + k for k in range(kit.OPEN_FIGURE_VALUES + 5)], "a"),
                       _comparison([0.0, 2.0], "b")], ignore_index=True)
-    path = kit.open_choices_figure("toy", many, tmp_path / "toy_open_choices.png", alts)
-    assert path == tmp_path / "toy_open_choices.png" and path.stat().st_size > 0
     from matplotlib import pyplot as plt
 
-    assert not plt.get_fignums()  # saved and closed
+    before = set(plt.get_fignums())  # figures another test may have left open
+    path = kit.open_choices_figure("toy", many, tmp_path / "toy_open_choices.png", alts)
+    assert path == tmp_path / "toy_open_choices.png" and path.stat().st_size > 0
+    assert set(plt.get_fignums()) <= before  # saved and closed
     # Nothing to draw: every published value is 0 (no ratio), or nothing compared.
     assert kit.open_choices_figure("toy", _comparison([0.0, 0.0]), tmp_path / "zero.png", alts) is None
     assert not (tmp_path / "zero.png").exists()

@@ -290,6 +290,14 @@ impl TcpSender {
     fn pump(&mut self, now: SimTime, out: &mut Vec<TcpSegment>) {
         let Some(sock) = self.cfg.socket else { return };
         while !self.writer_done && self.state == State::Established && self.write_at.is_none() {
+            if self.buf_end >= self.end {
+                // A finite transfer's application has written its last
+                // byte: it makes no more write calls (else, with room in
+                // the buffer that the capped `buffered` never fills, this
+                // loop would copy nothing for ever).
+                self.writer_done = true;
+                return;
+            }
             if self.write_left == 0 {
                 if sock.write_cost.is_zero() {
                     // At least a byte a call, so a zero write size cannot spin.
@@ -303,7 +311,7 @@ impl TcpSender {
             if space == 0 || (space < self.write_left && space < sock.low_water()) {
                 return; // blocked in sbwait until ACKs free the low-water mark
             }
-            let copy = space.min(self.write_left);
+            let copy = space.min(self.write_left).min(self.end - self.buf_end);
             self.buf_end += copy;
             self.write_left -= copy;
             if matches!(self.recovery, Recovery::Sack { .. }) {

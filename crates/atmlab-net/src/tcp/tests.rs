@@ -717,6 +717,43 @@ fn test_stop_writing_ends_the_transfer_with_the_buffered_data() {
 }
 
 #[test]
+fn test_a_finite_transfer_through_the_socket_ends_its_writes_and_completes() {
+    // 3000 bytes in 1000-byte writes into a 2048-byte buffer: the last
+    // write is the transfer's last byte, after which the application makes
+    // no more write calls (they used to spin, copying nothing, as soon as
+    // the buffer had room again), and the transfer completes.
+    let c = socket_cfg(2048, 1000, Duration::ZERO);
+    let mut p = Pair { now: SimTime::ZERO, tx: TcpSender::new(c.clone(), Some(3000)), rx: TcpReceiver::new(c) };
+    let mut out = Vec::new();
+    p.tx.connect(p.now, &mut out);
+    let syn = out.pop().unwrap();
+    p.tick(Duration::from_ms(1));
+    p.rx.on_segment(p.now, &syn, &mut out);
+    let syn_ack = out.pop().unwrap();
+    p.tick(Duration::from_ms(1));
+    p.tx.on_segment(p.now, &syn_ack, &mut out);
+    let mut inflight = out;
+    for _ in 0..20 {
+        if p.tx.is_done() {
+            break;
+        }
+        let acks = p.deliver_to_rx(&inflight);
+        inflight = p.deliver_to_tx(&acks);
+        if inflight.is_empty() && !p.tx.is_done() {
+            // The receiver's delayed ACK: run its timer.
+            p.tick(Duration::from_ms(500));
+            let mut acks = Vec::new();
+            p.rx.on_delack_timeout(&mut acks);
+            inflight = p.deliver_to_tx(&acks);
+        }
+    }
+    assert!(p.tx.is_done(), "the transfer completes");
+    let sent: u64 = p.tx.snd_max() - 1;
+    assert_eq!(sent, 3000, "no byte beyond the transfer's end was written");
+    assert_eq!(p.tx.buffered(), 0);
+}
+
+#[test]
 fn test_a_zero_write_size_from_the_api_still_makes_progress() {
     // The scenario format refuses 0; a sender built directly must not spin.
     let (p, first) = Pair::established(socket_cfg(1024, 0, Duration::ZERO));

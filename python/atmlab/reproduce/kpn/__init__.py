@@ -96,17 +96,17 @@ class Kpn(StudyBase):
     def alternatives(self) -> list[Alternative]:
         """The open choices whose alternatives the page names and a key of
         every grid's built scenario sets (docs/reproductions/kpn.md, "Open
-        choices"): the fits KP-7 and KP-8. The scenarios without TCP
-        (Tables 5-8) get a TCP table they do not use. KP-15 (H2 against H1)
-        and KP-19 (the card's peak as a payload rate) are settings of some
-        grids' hosts only: no key of every grid. KP-12 (ttcp's writes
-        through the socket send path) is a key, but a ttcp transfer of
-        ``bytes`` through ``send_buffer`` does not finish in the core
-        (docs/reproductions/kpn.md, "What --open-choices runs")."""
+        choices"): the fits KP-7 and KP-8, and ttcp's writes through the
+        socket send path (KP-12). The scenarios without TCP (Tables 5-8) get
+        a TCP table they do not use. KP-15 (H2 against H1) and KP-19 (the
+        card's peak as a payload rate) are settings of some grids' hosts
+        only: no key of every grid."""
         return [
             Alternative("KP-7", "Reno: fast retransmit and recovery (the text's)", ('tcp.variant="reno"',)),
             Alternative("KP-7", "Tahoe: fast retransmit", ('tcp.variant="tahoe"',)),
             Alternative("KP-8", "4.4BSD-Lite's timer (srtt + 4 rttvar)", ('tcp.rto_algorithm="bsd44_lite"',)),
+            Alternative("KP-12", "ttcp's 50000-byte writes through a 50000-byte send buffer",
+                        ('tcp.send_buffer="50000 bytes"', 'tcp.write_size="50000 bytes"')),
         ]
 
 
