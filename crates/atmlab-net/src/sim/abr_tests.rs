@@ -29,6 +29,28 @@ fn greedy_abr(
     seconds: u64,
     more: impl FnOnce(&mut NetworkBuilder),
 ) -> Simulation {
+    abr_network(
+        n,
+        delay,
+        control,
+        seconds,
+        |b, i, vc| {
+            b.add_udp_cbr(&format!("u{i}"), vc, greedy()).unwrap();
+        },
+        more,
+    )
+}
+
+/// `n` ABR VCs src_i -> sw1 -> sw2 -> dst_i, every link `delay` long, VC `i`
+/// given its traffic by `source`, every switch port running `control`.
+fn abr_network(
+    n: usize,
+    delay: Duration,
+    control: ControlConfig,
+    seconds: u64,
+    source: impl Fn(&mut NetworkBuilder, usize, &VcHandle),
+    more: impl FnOnce(&mut NetworkBuilder),
+) -> Simulation {
     let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
     let sw1 = NodeRef::Switch(b.add_switch("sw1"));
     let sw2 = NodeRef::Switch(b.add_switch("sw2"));
@@ -42,7 +64,7 @@ fn greedy_abr(
         b.add_link(sw2, d, sts3c(), delay, switch_port(1 << 22), host()).unwrap();
         let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Abr, None).unwrap();
         b.set_abr(&format!("vc{i}"), &vc, &params).unwrap();
-        b.add_udp_cbr(&format!("u{i}"), &vc, greedy()).unwrap();
+        source(&mut b, i, &vc);
     }
     control_every_switch_port(&mut b, &control);
     more(&mut b);
@@ -533,26 +555,11 @@ fn test_frames_waiting_at_abr_sources_are_held_without_a_pdu_entry_and_counted_i
 /// `n` persistent ABR sources src_i -> sw1 -> sw2 -> dst_i, the i-th from
 /// `i` x 100 ms, every switch port running `control`.
 fn persistent_abr(n: usize, control: ControlConfig, elide: bool) -> Simulation {
-    let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
-    b.set_event_elision(elide);
-    let sw1 = NodeRef::Switch(b.add_switch("sw1"));
-    let sw2 = NodeRef::Switch(b.add_switch("sw2"));
-    let host = PortConfig::host_adapter;
-    let delay = Duration::from_us(500);
-    b.add_link(sw1, sw2, sts3c(), delay, switch_port(1 << 22), switch_port(1 << 22)).unwrap();
-    let params = AbrParams::new(cell_rate(sts3c()));
-    for i in 0..n {
-        let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
-        let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
-        b.add_link(s, sw1, sts3c(), delay, host(), switch_port(1 << 22)).unwrap();
-        b.add_link(sw2, d, sts3c(), delay, switch_port(1 << 22), host()).unwrap();
-        let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Abr, None).unwrap();
-        b.set_abr(&format!("vc{i}"), &vc, &params).unwrap();
+    let source = |b: &mut NetworkBuilder, i: usize, vc: &VcHandle| {
         let start = SimTime::ZERO + Duration::from_ms(100 * i as u64);
-        b.add_abr_persistent(&format!("p{i}"), &vc, start).unwrap();
-    }
-    control_every_switch_port(&mut b, &control);
-    b.build(RunMeta::default(), Duration::from_secs(1))
+        b.add_abr_persistent(&format!("p{i}"), vc, start).unwrap();
+    };
+    abr_network(n, Duration::from_us(500), control, 1, source, |b| b.set_event_elision(elide))
 }
 
 #[test]

@@ -21,7 +21,12 @@ impl Pair {
     /// An established connection; returns it with the first data segment(s)
     /// the sender emitted after the handshake.
     fn established(cfg: TcpConfig) -> (Pair, Vec<TcpSegment>) {
-        let mut p = Pair { now: SimTime::ZERO, tx: TcpSender::new(cfg.clone(), None), rx: TcpReceiver::new(cfg) };
+        Pair::established_for(cfg, None)
+    }
+
+    /// [`established`](Self::established) for a transfer of `bytes` (`None`: greedy).
+    fn established_for(cfg: TcpConfig, bytes: Option<u64>) -> (Pair, Vec<TcpSegment>) {
+        let mut p = Pair { now: SimTime::ZERO, tx: TcpSender::new(cfg.clone(), bytes), rx: TcpReceiver::new(cfg) };
         let mut out = Vec::new();
         p.tx.connect(p.now, &mut out);
         let syn = out.pop().unwrap();
@@ -722,17 +727,7 @@ fn test_a_finite_transfer_through_the_socket_ends_its_writes_and_completes() {
     // write is the transfer's last byte, after which the application makes
     // no more write calls (they used to spin, copying nothing, as soon as
     // the buffer had room again), and the transfer completes.
-    let c = socket_cfg(2048, 1000, Duration::ZERO);
-    let mut p = Pair { now: SimTime::ZERO, tx: TcpSender::new(c.clone(), Some(3000)), rx: TcpReceiver::new(c) };
-    let mut out = Vec::new();
-    p.tx.connect(p.now, &mut out);
-    let syn = out.pop().unwrap();
-    p.tick(Duration::from_ms(1));
-    p.rx.on_segment(p.now, &syn, &mut out);
-    let syn_ack = out.pop().unwrap();
-    p.tick(Duration::from_ms(1));
-    p.tx.on_segment(p.now, &syn_ack, &mut out);
-    let mut inflight = out;
+    let (mut p, mut inflight) = Pair::established_for(socket_cfg(2048, 1000, Duration::ZERO), Some(3000));
     for _ in 0..20 {
         if p.tx.is_done() {
             break;
