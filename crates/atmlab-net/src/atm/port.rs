@@ -593,7 +593,7 @@ impl Port {
         if self.queueing == Queueing::PerVc {
             self.queues = (0..self.vcs.len()).map(|_| VecDeque::new()).collect();
             let categories = self.vcs.iter().map(|v| v.category.index() as u8).collect();
-            self.scheduler = SchedulerKind::RoundRobin(RoundRobin::new(categories));
+            self.scheduler = SchedulerKind::RoundRobin(Box::new(RoundRobin::new(categories)));
         }
         let one_queue = match self.queueing {
             Queueing::PerVc => self.vcs.len() <= 1,
@@ -763,6 +763,10 @@ impl Port {
                         } else {
                             self.stats.occupancy.set(now, u64::from(self.queued));
                         }
+                        if self.per_vc_queues && vc.occupancy == 1 {
+                            // A VC's queue is its cells here: it just filled.
+                            self.scheduler.note(cell_queue, true);
+                        }
                         self.queues[cell_queue].push_back(cell);
                         if self.busy {
                             Offer::Queued { wake: None }
@@ -834,6 +838,9 @@ impl Port {
         vc.occupancy -= 1;
         if vc.occupancy == 0 {
             self.active_vcs[pool] -= 1;
+            if self.per_vc_queues {
+                self.scheduler.note(q, false);
+            }
         }
         self.pool_occ[pool] -= 1;
         self.queued -= 1;
