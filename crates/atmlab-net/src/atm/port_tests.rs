@@ -265,3 +265,58 @@ fn test_a_pipelined_port_counts_its_queue_across_idle_gaps() {
     assert_eq!(p.queued_at(slot(11)), 0);
     assert_eq!(p.max_queue(), 3);
 }
+
+/// A pipelined tail-drop port of `buffer` cells with two UBR VCs, one FIFO.
+fn pipelined_port(buffer: u32) -> Port {
+    let mut p = port(buffer, DropPolicy::TailDrop(TailDrop));
+    let next = NextHop::Host { host: HostId(0), vc: 0 };
+    p.vcs.truncate(0);
+    p.queueing = Queueing::Fifo;
+    p.queue_of = [0; 4];
+    p.add_vc(PortVc::new(ServiceCategory::Ubr, next));
+    p.add_vc(PortVc::new(ServiceCategory::Ubr, next));
+    p.finalize(true);
+    assert!(p.takes_frames());
+    p
+}
+
+proptest::proptest! {
+    /// Frames of random sizes at random gaps, some overflowing the buffer:
+    /// taken at once (`offer_frame`) they leave the port as one offer per
+    /// cell does, and each accepted cell reaches the far end at the same
+    /// time.
+    #[test]
+    fn prop_a_frame_taken_at_once_is_its_cells_offered_one_by_one(
+        buffer in 1u32..400,
+        frames in proptest::collection::vec((0u64..600_000_000, 0u16..2, 1u32..300), 1..40),
+    ) {
+        let (mut whole, mut cells) = (pipelined_port(buffer), pipelined_port(buffer));
+        let mut now = SimTime::ZERO;
+        let mut arrivals = Vec::new();
+        for (gap, vc, n) in frames {
+            now = now.saturating_add(Duration::from_ps(gap));
+            arrivals.clear();
+            let taken = whole.offer_frame(now, vc, n, &mut arrivals);
+            let one_by_one: Vec<Option<SimTime>> = frame(vc, n)
+                .into_iter()
+                .map(|c| match cells.offer(now, c) {
+                    Offer::Departs { arrival, .. } => Some(arrival),
+                    Offer::Dropped(DropReason::Overflow) => None,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let expected: Vec<SimTime> = one_by_one.iter().map_while(|a| *a).collect();
+            proptest::prop_assert!(one_by_one[expected.len()..].iter().all(Option::is_none));
+            proptest::prop_assert_eq!(taken as usize, expected.len());
+            proptest::prop_assert_eq!(&arrivals, &expected);
+        }
+        let end = now.saturating_add(Duration::from_ms(1));
+        whole.settle(end);
+        cells.settle(end);
+        let counts = |p: &Port| {
+            (p.stats.cells_in, p.stats.cells_out, p.stats.dropped_overflow, p.stats.per_category, p.accepted,
+             p.queued(), p.max_queue(), p.mean_queue(end).to_bits(), p.vcs.iter().map(|v| (v.dropped, v.frame_start)).collect::<Vec<_>>())
+        };
+        proptest::prop_assert_eq!(counts(&whole), counts(&cells));
+    }
+}

@@ -30,6 +30,9 @@ pub(super) struct Network {
     pulled_by: Vec<u32>,
     /// The packet capture of the tapped links, if any (`capture.rs`).
     capture: Option<Box<super::capture::Capture>>,
+    /// Scratch for `offer_frame`: when each cell of the frame a host's
+    /// adapter takes reaches the far end (empty between calls).
+    frame_arrivals: Vec<SimTime>,
 }
 
 /// The cells of every port and link, for the conservation check.
@@ -49,7 +52,16 @@ impl Network {
         upcs: Vec<super::build::Upc>,
         capture: Option<Box<super::capture::Capture>>,
     ) -> Network {
-        Network { ports, port_is_switch, switches, upcs, pulls: Vec::new(), pulled_by: Vec::new(), capture }
+        Network {
+            ports,
+            port_is_switch,
+            switches,
+            upcs,
+            pulls: Vec::new(),
+            pulled_by: Vec::new(),
+            capture,
+            frame_arrivals: Vec::new(),
+        }
     }
 
     /// Every port, by its [`PortId`].
@@ -471,6 +483,26 @@ impl Simulation {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
                 self.offer_at_controlled(p, now, Cell::new(label, pdu, pti, false, vc));
             }
+        } else if self.net.ports[p.idx()].takes_frames() {
+            // A pipelined tail-drop adapter takes the frame at once, with
+            // the state and the cells on the link that one offer per cell
+            // gives (`Port::offer_frame`; with elision off no port is
+            // pipelined, so the reference runs the loop below).
+            let mut arrivals = std::mem::take(&mut self.net.frame_arrivals);
+            let taken = self.net.ports[p.idx()].offer_frame(now, vc, cells, &mut arrivals);
+            let cell = |i: u32| Cell::new(label, pdu, if i == cells { Pti::DATA_EOF } else { Pti::DATA }, false, vc);
+            for (i, &arrival) in (1..).zip(&arrivals) {
+                self.put_on_link(p, arrival, cell(i));
+            }
+            for i in taken + 1..=cells {
+                let dropped = cell(i);
+                if self.k.trace.is_some() {
+                    self.trace_drop(p, dropped, drop_reason(crate::atm::DropReason::Overflow));
+                }
+                self.settle_lost(dropped);
+            }
+            arrivals.clear();
+            self.net.frame_arrivals = arrivals;
         } else {
             for i in 1..=cells {
                 let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
