@@ -16,7 +16,7 @@ pub trait Scheduler {
     fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize>;
     /// Queue `q` has just become non-empty (`true`) or empty (`false`): a
     /// scheduler that keeps its own record of which queues hold cells
-    /// ([`RoundRobin`]) needs every such change; the others ignore it.
+    /// (`RoundRobin`) needs every such change; the others ignore it.
     #[inline]
     fn note(&mut self, _q: usize, _nonempty: bool) {}
     /// Whether, when only one queue ever holds cells, the scheduler sends its
