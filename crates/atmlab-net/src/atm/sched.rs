@@ -116,7 +116,9 @@ pub struct RoundRobin {
     place: Vec<(u8, u32)>,
     /// Per category: bit `i` set when the queue `members[c][i]` holds cells.
     backlogged: [Vec<u64>; 4],
-    /// Per category: how many of its queues hold cells.
+    /// Per category: how many of its queues hold cells (the bits say it
+    /// too, but with the count `select` passes an empty category without
+    /// looking at its words: 2 % of EXPERT's instructions).
     count: [u32; 4],
     /// Per category: the place in its list to look at first (one past the
     /// last served).

@@ -338,10 +338,7 @@ impl Simulation {
         match offer {
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
             Offer::Dropped(why) => {
-                if self.k.trace.is_some() {
-                    self.trace_drop(p, cell, super::network::drop_reason(why));
-                }
-                self.settle_lost(cell);
+                self.lose_cell(p, cell, super::network::drop_reason(why));
             }
             Offer::Queued { .. } => unreachable!("only pipelined ports take cells ahead of time"),
         }

@@ -284,10 +284,7 @@ impl Simulation {
     #[inline]
     pub(super) fn put_on_link(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
         if self.net.ports[p.idx()].loses_cell(&cell) {
-            if self.k.trace.is_some() {
-                self.trace_drop(p, cell, "link");
-            }
-            self.settle_lost(cell);
+            self.lose_cell(p, cell, "link");
             return;
         }
         if self.net.capture.is_some() {
@@ -395,10 +392,7 @@ impl Simulation {
                 crate::atm::Policed::Tag => cell = cell.with_clp(true),
                 crate::atm::Policed::Discard => {
                     self.k.counts.policed += 1;
-                    if self.k.trace.is_some() {
-                        self.trace_drop(link, cell, "upc");
-                    }
-                    self.settle_lost(cell);
+                    self.lose_cell(link, cell, "upc");
                     return;
                 }
             }
@@ -478,10 +472,10 @@ impl Simulation {
     #[inline]
     pub(super) fn offer_frame(&mut self, p: PortId, label: VcLabel, pdu: PduId, vc: u16, cells: u32) {
         let now = self.k.now;
+        let cell = |i: u32| Cell::new(label, pdu, if i == cells { Pti::DATA_EOF } else { Pti::DATA }, false, vc);
         if self.is_controlled(p) {
             for i in 1..=cells {
-                let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-                self.offer_at_controlled(p, now, Cell::new(label, pdu, pti, false, vc));
+                self.offer_at_controlled(p, now, cell(i));
             }
         } else if self.net.ports[p.idx()].takes_frames() {
             // A pipelined tail-drop adapter takes the frame at once, with
@@ -490,23 +484,17 @@ impl Simulation {
             // pipelined, so the reference runs the loop below).
             let mut arrivals = std::mem::take(&mut self.net.frame_arrivals);
             let taken = self.net.ports[p.idx()].offer_frame(now, vc, cells, &mut arrivals);
-            let cell = |i: u32| Cell::new(label, pdu, if i == cells { Pti::DATA_EOF } else { Pti::DATA }, false, vc);
             for (i, &arrival) in (1..).zip(&arrivals) {
                 self.put_on_link(p, arrival, cell(i));
             }
             for i in taken + 1..=cells {
-                let dropped = cell(i);
-                if self.k.trace.is_some() {
-                    self.trace_drop(p, dropped, drop_reason(crate::atm::DropReason::Overflow));
-                }
-                self.settle_lost(dropped);
+                self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
             }
             arrivals.clear();
             self.net.frame_arrivals = arrivals;
         } else {
             for i in 1..=cells {
-                let pti = if i == cells { Pti::DATA_EOF } else { Pti::DATA };
-                self.offer_to_port(p, now, Cell::new(label, pdu, pti, false, vc));
+                self.offer_to_port(p, now, cell(i));
             }
         }
     }
@@ -540,12 +528,7 @@ impl Simulation {
             Offer::Queued { wake: Some(t) } => self.k.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
-            Offer::Dropped(why) => {
-                if self.k.trace.is_some() {
-                    self.trace_drop(p, cell, drop_reason(why));
-                }
-                self.settle_lost(cell);
-            }
+            Offer::Dropped(why) => self.lose_cell(p, cell, drop_reason(why)),
         }
     }
 
@@ -564,6 +547,17 @@ impl Simulation {
         if let Some(t) = self.k.trace.as_deref_mut() {
             t.drop(now, p.0, cell.vc(), reason, queue, pdu);
         }
+    }
+
+    /// `cell` is lost at port `p`, on its link or where the link ends
+    /// (`reason`, as the trace writes it): the trace's record if a trace is
+    /// kept, then its PDU or RM record settled.
+    #[inline]
+    pub(super) fn lose_cell(&mut self, p: PortId, cell: Cell, reason: &'static str) {
+        if self.k.trace.is_some() {
+            self.trace_drop(p, cell, reason);
+        }
+        self.settle_lost(cell);
     }
 
     /// A cell was dropped or lost: settle its PDU or RM record (or count a
