@@ -207,6 +207,13 @@ impl SlotGrid {
         pos.base = pos.base.saturating_add(self.q).saturating_add(carry & 1);
     }
 
+    /// The slot period rounded down to a whole picosecond: slot `k + n`
+    /// starts at least `n` times this after slot `k`.
+    #[inline]
+    pub fn whole_period(&self) -> Duration {
+        Duration::from_ps(self.q)
+    }
+
     /// How many slots (from slot 0) start strictly before `t`: the slots a
     /// run that ends at `t` offers, against which a port's utilization is
     /// counted.

@@ -53,6 +53,12 @@
 //! comes after slots in the order of simultaneous events, as a probe does),
 //! so the port is seen, and decides, exactly as with an event per slot: on a
 //! long link that is hundreds of slots per event instead of one.
+//!
+//! Where the cells a port sends are seen only at a frame's end (every VC
+//! goes on by an eager hop into a port that leads into hosts, whose links
+//! give an event only to frame ends, RM cells and cell sources' cells), the
+//! wake-up waits for the soonest such cell instead of the next slot's
+//! ([`Port::set_frame_reach`]): on a short link too.
 
 use super::category::ServiceCategory;
 use super::cell::{CELL_SIZE, Carries, Cell, VcLabel};
@@ -226,6 +232,14 @@ impl FrameLoss {
     }
 }
 
+/// Whether the far side of a link into a host acts on `cell` when it
+/// arrives: a frame's end, an RM cell, a cell source's cell (every other
+/// cell waits on the link for its frame's end).
+#[inline]
+pub fn seen_at_far_end(cell: &Cell) -> bool {
+    cell.needs_host_event() || cell.carries() == Carries::Nothing
+}
+
 /// Why a cell was not queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
@@ -397,8 +411,10 @@ pub struct Port {
     /// Slotted, its slots run when the port is next touched (see the
     /// module docs, "Slots run late").
     lazy: bool,
-    /// Lazy: a wake-up event is pending.
-    wake_pending: bool,
+    /// Lazy, and what its slots send is seen only where a frame ends
+    /// (see [`set_frame_reach`](Port::set_frame_reach)): the wake-up waits
+    /// for the first cell that could be seen.
+    frame_wake: bool,
     /// Every category present drops by [`TailDrop`](super::drop_policy::TailDrop),
     /// with no CLP threshold: a cell is accepted if its pool has room, and
     /// `offer` skips the policies (set by `finalize`).
@@ -447,6 +463,15 @@ pub struct Port {
     scheduler: SchedulerKind,
     /// Slotted: when the last cell was sent.
     last_tx: SimTime,
+    /// Lazy: when the pending wake-up is ([`SimTime::MAX`]: none). An
+    /// event at another time is one an earlier wake-up replaced.
+    wake_at: SimTime,
+    /// Frame wake: per queue, the cells ahead of its first cell that the
+    /// far end can see ([`u32::MAX`]: none queued).
+    before_mark: Vec<u32>,
+    /// Frame wake: how long after it reaches the far end of this port's
+    /// link a cell can at the soonest be seen (the next hop's transit).
+    beyond: Duration,
     // --- the rest ---
     /// `owner->peer`.
     pub name: String,
@@ -497,7 +522,10 @@ impl Port {
             cell_time: rate.cell_time(),
             busy: false,
             lazy: false,
-            wake_pending: false,
+            frame_wake: false,
+            wake_at: SimTime::MAX,
+            before_mark: Vec::new(),
+            beyond: Duration::ZERO,
             tail_drop: false,
             last_tx: SimTime::MAX,
             accepted: 0,
@@ -769,11 +797,17 @@ impl Port {
                         }
                         self.queues[cell_queue].push_back(cell);
                         if self.busy {
+                            if self.frame_wake && seen_at_far_end(&cell) {
+                                return Offer::Queued { wake: self.mark_queued(cell_queue) };
+                            }
                             Offer::Queued { wake: None }
                         } else {
                             self.busy = true;
                             self.grid.seek(&mut self.tail, now);
-                            if self.lazy {
+                            if self.frame_wake {
+                                let seen = seen_at_far_end(&cell);
+                                Offer::Queued { wake: if seen { self.mark_queued(cell_queue) } else { None } }
+                            } else if self.lazy {
                                 Offer::Queued { wake: self.arm_wake() }
                             } else {
                                 Offer::Queued { wake: Some(self.grid.boundary(&self.tail)) }
@@ -883,6 +917,9 @@ impl Port {
         debug_assert!(self.mode == PortMode::Slotted && self.busy && self.grid.boundary(&self.tail) == now);
         let q = self.scheduler.select(&self.queues).expect("a busy port has a queued cell");
         let cell = self.queues[q].pop_front().expect("the scheduler picks a non-empty queue");
+        if self.frame_wake {
+            self.mark_sent(q, &cell);
+        }
         let vc = &mut self.vcs[cell.vc() as usize];
         let c = vc.category.index();
         let pool = self.pool_of[c] as usize;
@@ -947,24 +984,122 @@ impl Port {
         (s < t || (inclusive && s == t)).then_some(s)
     }
 
-    /// A lazy port's wake-up, if it is busy and none is pending: the latest
-    /// instant its next slot may still run, just before that slot's cell
-    /// reaches the far end of the link (nothing outside the port can have
-    /// seen the slot by then).
+    /// A lazy port's wake-up, if it is busy and none is pending by then:
+    /// the latest instant its next slot may still run, just before that
+    /// slot's cell reaches the far end of the link (nothing outside the
+    /// port can have seen the slot by then). With a frame wake, the latest
+    /// instant before the first queued cell that can be seen could be
+    /// (see [`set_frame_reach`](Self::set_frame_reach)); none if no such
+    /// cell is queued.
     #[inline]
     pub fn arm_wake(&mut self) -> Option<SimTime> {
-        if !self.lazy || !self.busy || self.wake_pending {
+        if !self.lazy || !self.busy {
             return None;
         }
-        self.wake_pending = true;
+        if self.frame_wake {
+            return self.arm_frame_wake();
+        }
+        if self.wake_at != SimTime::MAX {
+            return None;
+        }
         let lag = (self.cell_time + self.delay).as_ps() - 1;
-        Some(self.grid.boundary(&self.tail).saturating_add(Duration::from_ps(lag)))
+        self.wake_at = self.grid.boundary(&self.tail).saturating_add(Duration::from_ps(lag));
+        Some(self.wake_at)
+    }
+
+    /// Whether a lazy port's wake-up event at `t` is the pending one (else
+    /// an earlier one replaced it, and it does nothing).
+    #[inline]
+    pub fn wake_is(&self, t: SimTime) -> bool {
+        self.wake_at == t
     }
 
     /// A lazy port's wake-up event is being handled.
     #[inline]
     pub fn woken(&mut self) {
-        self.wake_pending = false;
+        self.wake_at = SimTime::MAX;
+    }
+
+    /// Makes a slotted port run its slots late until a cell the far side
+    /// can see might have been sent: on a link whose every VC goes on to a
+    /// pipelined port fed by this link alone and from there into a host
+    /// (an eager hop, `sim/network/mod.rs`, then a link into a host, which
+    /// gives an event only to frame ends, RM cells and cell sources' cells:
+    /// [`seen_at_far_end`]), nothing outside sees a slot's cell before such
+    /// a cell reaches the host, at the soonest `beyond` (that port's
+    /// transit) after it reaches the far end of this link. A queue's cells
+    /// leave in order, a cell per slot, so a cell with `n` cells ahead of
+    /// it in its queue leaves `n` slots after the next at the soonest: the
+    /// wake-up can wait for the soonest such cell of all the queues. (A
+    /// reader that touches the port, an offer, a probe, the end of the run,
+    /// runs the slots due as with any lazy port.) Call after `finalize`, on
+    /// a slotted port.
+    pub fn set_frame_reach(&mut self, beyond: Duration) {
+        debug_assert!(self.mode == PortMode::Slotted && self.accepted == 0);
+        self.lazy = true;
+        self.frame_wake = true;
+        self.beyond = beyond;
+        self.before_mark = vec![u32::MAX; self.queues.len()];
+    }
+
+    /// Whether the port's wake-ups wait for cells the far side can see
+    /// ([`set_frame_reach`](Self::set_frame_reach)).
+    pub fn has_frame_wake(&self) -> bool {
+        self.frame_wake
+    }
+
+    /// [`arm_wake`](Self::arm_wake) with a frame wake: for the soonest
+    /// cell the far side can see of all the queues. Apart: the other lazy
+    /// ports' wake-ups stay inlined.
+    #[inline(never)]
+    fn arm_frame_wake(&mut self) -> Option<SimTime> {
+        let before = self.before_mark.iter().copied().min().unwrap_or(u32::MAX);
+        self.wake_before(before)
+    }
+
+    /// Frame wake: a cell the far side can see was queued last on queue
+    /// `q`; the wake-up its slot needs if it is the queue's first such
+    /// cell and it could leave before the pending wake-up.
+    #[inline(never)]
+    fn mark_queued(&mut self, q: usize) -> Option<SimTime> {
+        if self.before_mark[q] != u32::MAX {
+            return None;
+        }
+        let before = (self.queues[q].len() - 1) as u32;
+        self.before_mark[q] = before;
+        self.wake_before(before)
+    }
+
+    /// Frame wake: `cell` left queue `q`.
+    #[inline(always)]
+    fn mark_sent(&mut self, q: usize, cell: &Cell) {
+        match self.before_mark[q] {
+            u32::MAX => {}
+            0 => {
+                debug_assert!(seen_at_far_end(cell));
+                let next = self.queues[q].iter().position(seen_at_far_end);
+                self.before_mark[q] = next.map_or(u32::MAX, |i| i as u32);
+            }
+            n => self.before_mark[q] = n - 1,
+        }
+    }
+
+    /// Frame wake: the wake-up for a cell with `before` cells ahead of it
+    /// in its queue, if it is sooner than the pending one (slot
+    /// `tail + before` starts at least `before` whole slot periods after
+    /// slot `tail`: [`SlotGrid::whole_period`]).
+    #[inline]
+    fn wake_before(&mut self, before: u32) -> Option<SimTime> {
+        if before == u32::MAX {
+            return None;
+        }
+        let ahead = self.grid.whole_period().as_ps().saturating_mul(u64::from(before));
+        let lag = (self.cell_time + self.delay + self.beyond).as_ps() - 1;
+        let t = self.grid.boundary(&self.tail).saturating_add(Duration::from_ps(ahead.saturating_add(lag)));
+        (t < self.wake_at).then(|| {
+            self.wake_at = t;
+            t
+        })
     }
 
     /// Sets the loss model of the port's link.

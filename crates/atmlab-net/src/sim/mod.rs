@@ -74,7 +74,7 @@ pub use sources::{CellApp, CellSource, CellSourceStats, Intervals, OnOff, Patter
 pub use trace::{TraceKind, TraceSpec};
 
 use crate::abr::control::Timing;
-use crate::atm::{NextHop, Port, Switch};
+use crate::atm::{NextHop, Port, ServiceCategory, Switch};
 use crate::ids::{PortId, ProbeId};
 use atmlab_engine::{BitRate, Duration, SimTime};
 use kernel::{Event, Kernel, PROBE};
@@ -296,6 +296,18 @@ impl Simulation {
                 vc.eager = matches!(vc.next, NextHop::Port { port: q, .. } if eager_target[q.idx()]);
             }
         }
+        // A slotted port whose cells all go on into hosts by eager hops
+        // runs its slots late until a cell a host acts on could leave
+        // (`Port::set_frame_reach`). Not with a capture, which writes a
+        // frame when its last cell crosses a link, in the order they cross.
+        if elide && b.capture.is_none() {
+            let beyond: Vec<Option<Duration>> = (0..b.ports.len()).map(|i| frame_reach(b, PortId(i as u32))).collect();
+            for (port, beyond) in b.ports.iter_mut().zip(beyond) {
+                if let Some(d) = beyond {
+                    port.set_frame_reach(d);
+                }
+            }
+        }
     }
 
     /// Advances to `until` as [`advance`](Self::advance) does and reports
@@ -441,3 +453,30 @@ mod abr_tests;
 mod external_tests;
 #[cfg(test)]
 mod tests;
+
+/// How long after it reaches the far end of port `p`'s link a cell of `p`
+/// can at the soonest be acted on, if `p` is a slotted port whose every VC
+/// goes on by an eager hop (`PortVc::eager`) into a port whose every VC
+/// leads into a host; else `None` (see `Port::set_frame_reach`). ABR VCs
+/// and ports with ABR controllers are left out: their ends and controllers
+/// act on RM cells and queues in ways the frame wake does not follow.
+fn frame_reach(b: &NetworkBuilder, p: PortId) -> Option<Duration> {
+    let port = &b.ports[p.idx()];
+    if port.mode() != crate::atm::PortMode::Slotted || port.vcs.is_empty() || b.abr_control(p).is_some() {
+        return None;
+    }
+    let mut beyond: Option<Duration> = None;
+    for vc in &port.vcs {
+        let NextHop::Port { port: q, .. } = vc.next else { return None };
+        if !vc.eager || vc.category == ServiceCategory::Abr || vc.vs.is_some() {
+            return None;
+        }
+        let next = &b.ports[q.idx()];
+        let into_hosts = next.vcs.iter().all(|v| matches!(v.next, NextHop::Host { .. }));
+        if !next.is_to_host() || !into_hosts || b.abr_control(q).is_some() {
+            return None;
+        }
+        beyond = Some(beyond.map_or(next.transit(), |d| d.min(next.transit())));
+    }
+    beyond
+}

@@ -971,3 +971,79 @@ fn test_the_memory_guard_counts_records_as_the_docs_say() {
     // as 9 cells, a waiting datagram as 8.
     assert_eq!((super::guard::FRAME_CELLS, super::guard::DATAGRAM_CELLS), (9, 8));
 }
+
+/// EXPERT's shape: four TCP sources and an on/off cell source share a
+/// switch port with a queue per VC, EPD and a shaped rate; past it, each VC
+/// crosses the next switch into its own host. `lossy`: random loss on the
+/// bottleneck's link and on one host's link.
+fn per_vc_bottleneck(elide: bool, lossy: bool, seconds: u64) -> Simulation {
+    use crate::atm::Epd;
+    let mut b = NetworkBuilder::new(RngStreams::new(11, 0));
+    b.set_event_elision(elide);
+    let sw1 = NodeRef::Switch(b.add_switch("sw1"));
+    let sw2 = NodeRef::Switch(b.add_switch("sw2"));
+    let epd = Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(800) };
+    let bottleneck = PortConfig { queueing: Queueing::PerVc, policies: [DropPolicy::Epd(epd); 4], ..switch_port(1088) };
+    let (q, _) = b.add_link(sw1, sw2, oc3(), Duration::from_us(1), bottleneck, switch_port(100_000)).unwrap();
+    b.shape_port(q, BitRate::from_bps(37_440_000).unwrap()).unwrap();
+    let tcp = TcpConfig { variant: TcpVariant::Reno, window: 52_224, ..TcpConfig::classic() };
+    let mut host_links = Vec::new();
+    for i in 0..5 {
+        let s = NodeRef::Host(b.add_host(&format!("src{i}"), 4352, Encapsulation::LlcSnap));
+        let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 4352, Encapsulation::LlcSnap));
+        b.add_link(s, sw1, oc3(), Duration::from_us(1), PortConfig::host_adapter(), switch_port(100_000)).unwrap();
+        let (out, _) =
+            b.add_link(sw2, d, oc3(), Duration::from_us(1), switch_port(100_000), PortConfig::host_adapter()).unwrap();
+        host_links.push(out);
+        if i < 4 {
+            let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
+            b.add_tcp(&format!("tcp{i}"), &vc, tcp.clone(), SimTime::from_ps(i * 1_000_000_000), None).unwrap();
+        } else {
+            let vc = b.add_simplex_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
+            let peak = BitRate::from_bps(5_000_000).unwrap();
+            let on = OnOffParams { peak, on: Duration::from_ms(3), off: Duration::from_ms(7), start: SimTime::ZERO };
+            b.add_onoff("cells", &vc, on).unwrap();
+        }
+    }
+    if lossy {
+        b.set_link_loss(q, LossModel::Bernoulli(1e-4));
+        b.set_link_loss(host_links[1], LossModel::Bernoulli(1e-3));
+    }
+    let ms = Duration::from_ms(1);
+    b.add_probe(ProbeSpec { name: "cells".into(), target: ProbeTarget::CellApp(0), interval: ms });
+    b.add_probe(ProbeSpec {
+        name: "cwnd".into(),
+        target: ProbeTarget::Conn(ConnId(0), ProbeKind::Cwnd.of_connection().unwrap()),
+        interval: ms,
+    });
+    b.set_efficiency_port(q);
+    b.build(RunMeta::default(), Duration::from_ms(seconds * 1000 + 37))
+}
+
+#[test]
+fn test_a_bottleneck_waking_for_frame_ends_gives_the_reference_run() {
+    // The shaped port's slot (11.3 us) is longer than its cell's transit
+    // (3.8 us): without the frame wake it has an event per slot. With it,
+    // it runs its slots when an arrival or a probe touches it, or before a
+    // frame end or a cell source's cell could reach a host (`atm/port.rs`,
+    // `Port::set_frame_reach`). Every number must be the reference's:
+    // goodputs, drops (EPD, overflow), losses on the links, the cell
+    // source's counts and probe, the end of the run in mid-frame.
+    for lossy in [false, true] {
+        let fast = per_vc_bottleneck(true, lossy, 2);
+        let waking: Vec<_> = fast.ports().iter().filter(|p| p.has_frame_wake()).map(|p| p.name.clone()).collect();
+        assert_eq!(waking, ["sw1->sw2"], "only the bottleneck's cells all go on into hosts by eager hops");
+        let mut a = fast.run().unwrap();
+        let mut b = per_vc_bottleneck(false, lossy, 2).run().unwrap();
+        assert!(a.events * 5 < b.events * 2, "{} events against {}", a.events, b.events);
+        a.events = 0;
+        b.events = 0;
+        assert_eq!(a, b, "lossy {lossy}");
+        let dropped = |r: &RunResult| r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap().dropped;
+        assert!(dropped(&a) > 0, "EPD and the buffer drop cells");
+        assert!(a.cell_sources[0].cells_received > 0);
+        if lossy {
+            assert!(a.link_cells_lost > 0);
+        }
+    }
+}

@@ -249,7 +249,11 @@ impl Simulation {
         if self.net.ports[p.idx()].is_lazy() {
             // A wake-up: the slots due by now run (after the cells that
             // arrive by now, if ports pull them), and the next wake-up is
-            // set if the port is still busy.
+            // set if the port is still busy. (One that a sooner wake-up
+            // replaced does nothing.)
+            if !self.net.ports[p.idx()].wake_is(self.k.now) {
+                return;
+            }
             self.settle(self.k.now, None, Reader::Wake(p));
             if let Some(w) = self.net.ports[p.idx()].arm_wake() {
                 self.k.queue.push(w, SLOT, Event::PortSlot(p));
