@@ -1,7 +1,9 @@
 //! Runs a scenario file without Python, for profiling:
 //! `cargo run --release -p atmlab-scenario --example run -- FILE [SEED]`
 //! (TOML, or the JSON of an expanded template). With `ATMLAB_JSON=1` in the
-//! environment it prints the whole result as JSON instead of one line.
+//! environment it prints the whole result as JSON instead of one line; with
+//! `ATMLAB_PLAN=1`, first how each port runs (`docs/architecture.md`,
+//! "Speed: the events a run does not need").
 #![allow(clippy::disallowed_methods)] // times the run with the wall clock
 
 fn main() {
@@ -14,6 +16,17 @@ fn main() {
         if path.ends_with(".json") { atmlab_scenario::parse_json(&text) } else { atmlab_scenario::parse_toml(&text) }
             .unwrap_or_else(|e| panic!("{path}: {e}"));
     let sim = sc.build(seed.unwrap_or(sc.simulation.seed), 0).unwrap_or_else(|e| panic!("{path}: {e}"));
+    if std::env::var_os("ATMLAB_PLAN").is_some() {
+        for p in sim.ports() {
+            let how = match (p.mode(), p.has_frame_wake(), p.is_lazy()) {
+                (atmlab_net::atm::PortMode::Pipelined, _, _) => "pipelined",
+                (_, true, _) => "slotted, frame wake",
+                (_, _, true) => "slotted, slots run late",
+                _ => "slotted, an event per slot",
+            };
+            println!("{}: {how}", p.name);
+        }
+    }
     let t = std::time::Instant::now();
     let r = sim.run().expect("run");
     let wall = t.elapsed().as_secs_f64();

@@ -628,7 +628,12 @@ impl Port {
             _ => present.iter().map(|&c| self.queue_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1,
         };
         let one_pool = present.iter().map(|&c| self.pool_of[c]).collect::<std::collections::BTreeSet<_>>().len() <= 1;
-        let policies = present.iter().all(|&c| !self.policies[c].uses_per_vc_occupancy());
+        // A policy that reads the VC's own queue and the active VCs still
+        // sees a FIFO at a port with one VC: its queue is the port's, and
+        // it is active while the port holds a cell (what `offer` gives it
+        // in pipelined mode). So a switch port into a host, with Selective
+        // Drop or FBA, is pipelined too.
+        let policies = self.vcs.len() == 1 || present.iter().all(|&c| !self.policies[c].uses_per_vc_occupancy());
         self.tail_drop = self.clp_threshold.is_none()
             && present.iter().all(|&c| matches!(self.policies[c], DropPolicy::TailDrop(_)));
         let fifo = self.scheduler.is_fifo_for_one_queue();
@@ -722,14 +727,21 @@ impl Port {
                 }
             }
             Discard::No => {
+                // A pipelined port keeps no per-VC counts: its policies
+                // read none, or it has one VC, whose queue is the port's
+                // (`finalize`).
+                let (vc_occupancy, active_vcs) = match self.mode {
+                    PortMode::Pipelined => (occupancy, u32::from(occupancy > 0)),
+                    PortMode::Slotted => (vc.occupancy, self.active_vcs[pool]),
+                };
                 let ctx = AdmitContext {
                     first_cell_of_frame: vc.frame_start,
                     end_of_frame: eof,
                     clp: cell.clp(),
                     pool_occupancy: occupancy,
                     pool_limit: self.pool_limit[pool],
-                    vc_occupancy: vc.occupancy,
-                    active_vcs: self.active_vcs[pool],
+                    vc_occupancy,
+                    active_vcs,
                 };
                 let policy = &mut self.policies[c];
                 let clp_full = cell.clp() && self.clp_threshold.is_some_and(|t| occupancy >= t);

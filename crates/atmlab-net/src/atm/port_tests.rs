@@ -320,3 +320,89 @@ proptest::proptest! {
         proptest::prop_assert_eq!(counts(&whole), counts(&cells));
     }
 }
+
+/// A switch port with one UBR VC and `policy` (a shared pool of `buffer`
+/// cells), pipelined if `pipelined`.
+fn one_vc_port(buffer: u32, policy: DropPolicy, pipelined: bool) -> Port {
+    let mut p = port(buffer, policy);
+    p.vcs.truncate(1);
+    p.finalize(pipelined);
+    p
+}
+
+proptest::proptest! {
+    /// A port with one VC is a FIFO whatever its policy: Selective Drop
+    /// and FBA read the VC's queue and the active VCs, which there are the
+    /// port's queue and whether it holds a cell. Pipelined (`finalize`),
+    /// it drops the cells that the slotted port, with an event per slot,
+    /// drops, sends the rest at the same times and keeps the same counts.
+    /// Frames of random sizes arrive as cell trains at random gaps.
+    #[test]
+    fn prop_a_one_vc_port_with_a_per_vc_policy_is_pipelined_exactly(
+        buffer in 8u32..300,
+        threshold in 0.1f64..0.95,
+        z in 0.3f64..1.5,
+        fba in proptest::bool::ANY,
+        frames in proptest::collection::vec((0u64..40_000_000, 1u32..120, 1u64..4), 1..60),
+    ) {
+        use crate::atm::{Fba, SelectiveDrop};
+        let threshold = (f64::from(buffer) * threshold) as u32;
+        let policy = if fba {
+            DropPolicy::Fba(Fba { threshold, z, keep_end_of_frame: true })
+        } else {
+            DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z, keep_end_of_frame: true })
+        };
+        let (mut fast, mut slow) = (one_vc_port(buffer, policy, true), one_vc_port(buffer, policy, false));
+        proptest::prop_assert_eq!(fast.mode(), PortMode::Pipelined);
+        proptest::prop_assert_eq!(slow.mode(), PortMode::Slotted);
+        let (mut fast_out, mut slow_out) = (Vec::new(), Vec::new());
+        let mut next_slot: Option<SimTime> = None;
+        // Slots before `t` (arrivals at an instant come before its slot).
+        let run = |p: &mut Port, next: &mut Option<SimTime>, out: &mut Vec<SimTime>, t: SimTime| {
+            while let Some(s) = next.filter(|s| *s < t) {
+                let tx = p.transmit(s);
+                out.push(tx.arrival);
+                *next = tx.next_slot;
+            }
+        };
+        let mut now = SimTime::ZERO;
+        for (gap, n, spacing) in frames {
+            now = now.saturating_add(Duration::from_ps(gap));
+            for (i, cell) in frame(0, n).into_iter().enumerate() {
+                // The frame's cells come `spacing` cell times apart (faster
+                // than the port sends, or as fast).
+                let t = now.saturating_add(Duration::from_ps(2_726_338 * spacing * i as u64 / 2));
+                run(&mut slow, &mut next_slot, &mut slow_out, t);
+                let a = match fast.offer(t, cell) {
+                    Offer::Departs { arrival, .. } => {
+                        fast_out.push(arrival);
+                        None
+                    }
+                    Offer::Dropped(why) => Some(why),
+                    other => panic!("{other:?}"),
+                };
+                let b = match slow.offer(t, cell) {
+                    Offer::Queued { wake } => {
+                        if let Some(w) = wake {
+                            next_slot = Some(w);
+                        }
+                        None
+                    }
+                    Offer::Dropped(why) => Some(why),
+                    other => panic!("{other:?}"),
+                };
+                proptest::prop_assert_eq!(a, b, "cell {} of a {}-cell frame at {}", i, n, t);
+            }
+            now = now.saturating_add(Duration::from_ps(2_726_338 * spacing * n as u64 / 2));
+        }
+        let end = now.saturating_add(Duration::from_ms(1));
+        run(&mut slow, &mut next_slot, &mut slow_out, SimTime::MAX);
+        proptest::prop_assert_eq!(&fast_out, &slow_out);
+        fast.settle(end);
+        let counts = |p: &Port| {
+            (p.stats.cells_in, p.stats.cells_out, p.stats.dropped_overflow, p.stats.dropped_frame, p.accepted,
+             p.max_queue(), p.vcs[0].dropped)
+        };
+        proptest::prop_assert_eq!(counts(&fast), counts(&slow));
+    }
+}

@@ -390,7 +390,8 @@ fn test_slotted_ports_running_their_slots_late_give_the_reference_run() {
         let run = |elide| with_vbr_on(gr, Duration::from_ms(50), 1, elide, policy, rate, cells(links), probed);
         let fast = run(true);
         let lazy: Vec<_> = fast.ports().iter().filter(|p| p.is_lazy()).map(|p| p.name.clone()).collect();
-        // (Selective Drop counts per-VC queues: every switch port is slotted.)
+        // (Selective Drop counts per-VC queues: every switch port with more than
+        // one VC is slotted.)
         assert!(lazy.iter().any(|p| p == "sw1->sw2"), "the bottleneck runs its slots late: {lazy:?}");
         // It pulls the arrivals of its host links too (`sim/network/pull.rs`).
         let pulling: Vec<_> = fast.pulling_ports().iter().map(|p| fast.ports()[p.idx()].name.clone()).collect();
