@@ -56,8 +56,8 @@
 //!
 //! Where the cells a port sends are seen only at a frame's end (every VC
 //! goes on by an eager hop into a port that leads into hosts, whose links
-//! give an event only to frame ends, RM cells and cell sources' cells), the
-//! wake-up waits for the soonest such cell instead of the next slot's
+//! give an event only to frame ends and RM cells), the wake-up waits for
+//! the soonest such cell instead of the next slot's
 //! ([`Port::set_frame_reach`]): on a short link too.
 
 use super::category::ServiceCategory;
@@ -233,11 +233,13 @@ impl FrameLoss {
 }
 
 /// Whether the far side of a link into a host acts on `cell` when it
-/// arrives: a frame's end, an RM cell, a cell source's cell (every other
-/// cell waits on the link for its frame's end).
+/// arrives: a frame's end or an RM cell (the cells before a frame's end
+/// wait on the link for it; a cell source's cell only adds to its sink's
+/// count, which only a probe reads before the end of the run, and a probe
+/// runs a frame-wake port's slots first: `sim/settle.rs`).
 #[inline]
 pub fn seen_at_far_end(cell: &Cell) -> bool {
-    cell.needs_host_event() || cell.carries() == Carries::Nothing
+    cell.needs_host_event()
 }
 
 /// Why a cell was not queued.
@@ -1036,8 +1038,9 @@ impl Port {
     /// can see might have been sent: on a link whose every VC goes on to a
     /// pipelined port fed by this link alone and from there into a host
     /// (an eager hop, `sim/network/mod.rs`, then a link into a host, which
-    /// gives an event only to frame ends, RM cells and cell sources' cells:
-    /// [`seen_at_far_end`]), nothing outside sees a slot's cell before such
+    /// gives an event only to frame ends and RM cells: [`seen_at_far_end`];
+    /// a probe, which may read a cell source's count, runs the port's slots
+    /// first), nothing outside sees a slot's cell before such
     /// a cell reaches the host, at the soonest `beyond` (that port's
     /// transit) after it reaches the far end of this link. A queue's cells
     /// leave in order, a cell per slot, so a cell with `n` cells ahead of

@@ -33,6 +33,9 @@ pub(super) struct Network {
     /// Scratch for `offer_frame`: when each cell of the frame a host's
     /// adapter takes reaches the far end (empty between calls).
     frame_arrivals: Vec<SimTime>,
+    /// The ports whose wake-ups wait for frame ends (`Port::set_frame_reach`):
+    /// a probe runs their slots first (`settle.rs`).
+    frame_wake: Vec<PortId>,
 }
 
 /// The cells of every port and link, for the conservation check.
@@ -52,7 +55,10 @@ impl Network {
         upcs: Vec<super::build::Upc>,
         capture: Option<Box<super::capture::Capture>>,
     ) -> Network {
+        let frame_wake =
+            ports.iter().enumerate().filter(|(_, p)| p.has_frame_wake()).map(|(i, _)| PortId(i as u32)).collect();
         Network {
+            frame_wake,
             ports,
             port_is_switch,
             switches,
@@ -62,6 +68,11 @@ impl Network {
             capture,
             frame_arrivals: Vec::new(),
         }
+    }
+
+    /// The ports whose wake-ups wait for frame ends.
+    pub(super) fn frame_wake_ports(&self) -> &[PortId] {
+        &self.frame_wake
     }
 
     /// Every port, by its [`PortId`].
