@@ -976,8 +976,8 @@ fn test_the_memory_guard_counts_records_as_the_docs_say() {
 /// EXPERT's shape: four TCP sources and an on/off cell source share a
 /// switch port with a queue per VC, EPD and a shaped rate; past it, each VC
 /// crosses the next switch into its own host. `lossy`: random loss on the
-/// bottleneck's link and on one host's link.
-fn per_vc_bottleneck(elide: bool, lossy: bool, seconds: u64) -> Simulation {
+/// bottleneck's link and on one host's link. Every link has `delay`.
+fn per_vc_bottleneck(elide: bool, lossy: bool, delay: Duration, seconds: u64) -> Simulation {
     use crate::atm::Epd;
     let mut b = NetworkBuilder::new(RngStreams::new(11, 0));
     b.set_event_elision(elide);
@@ -985,16 +985,15 @@ fn per_vc_bottleneck(elide: bool, lossy: bool, seconds: u64) -> Simulation {
     let sw2 = NodeRef::Switch(b.add_switch("sw2"));
     let epd = Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(800) };
     let bottleneck = PortConfig { queueing: Queueing::PerVc, policies: [DropPolicy::Epd(epd); 4], ..switch_port(1088) };
-    let (q, _) = b.add_link(sw1, sw2, oc3(), Duration::from_us(1), bottleneck, switch_port(100_000)).unwrap();
+    let (q, _) = b.add_link(sw1, sw2, oc3(), delay, bottleneck, switch_port(100_000)).unwrap();
     b.shape_port(q, BitRate::from_bps(37_440_000).unwrap()).unwrap();
     let tcp = TcpConfig { variant: TcpVariant::Reno, window: 52_224, ..TcpConfig::classic() };
     let mut host_links = Vec::new();
     for i in 0..5 {
         let s = NodeRef::Host(b.add_host(&format!("src{i}"), 4352, Encapsulation::LlcSnap));
         let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 4352, Encapsulation::LlcSnap));
-        b.add_link(s, sw1, oc3(), Duration::from_us(1), PortConfig::host_adapter(), switch_port(100_000)).unwrap();
-        let (out, _) =
-            b.add_link(sw2, d, oc3(), Duration::from_us(1), switch_port(100_000), PortConfig::host_adapter()).unwrap();
+        b.add_link(s, sw1, oc3(), delay, PortConfig::host_adapter(), switch_port(100_000)).unwrap();
+        let (out, _) = b.add_link(sw2, d, oc3(), delay, switch_port(100_000), PortConfig::host_adapter()).unwrap();
         host_links.push(out);
         if i < 4 {
             let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
@@ -1030,16 +1029,20 @@ fn test_a_bottleneck_waking_for_frame_ends_gives_the_reference_run() {
     // `Port::set_frame_reach`). Every number must be the reference's:
     // goodputs, drops (EPD, overflow), losses on the links, the cell
     // source's counts and probe, the end of the run in mid-frame.
-    for lossy in [false, true] {
-        let fast = per_vc_bottleneck(true, lossy, 2);
+    // On 2 ms links the bottleneck also pulls its arrivals (`pull.rs`):
+    // a pulled cell's offer may set a sooner wake-up.
+    for (lossy, delay) in [(false, Duration::from_us(1)), (true, Duration::from_us(1)), (true, Duration::from_ms(2))] {
+        let fast = per_vc_bottleneck(true, lossy, delay, 2);
         let waking: Vec<_> = fast.ports().iter().filter(|p| p.has_frame_wake()).map(|p| p.name.clone()).collect();
         assert_eq!(waking, ["sw1->sw2"], "only the bottleneck's cells all go on into hosts by eager hops");
+        let pulling: Vec<_> = fast.pulling_ports().iter().map(|p| fast.ports()[p.idx()].name.clone()).collect();
+        assert_eq!(pulling.contains(&"sw1->sw2".to_string()), delay > Duration::from_us(1), "{pulling:?}");
         let mut a = fast.run().unwrap();
-        let mut b = per_vc_bottleneck(false, lossy, 2).run().unwrap();
+        let mut b = per_vc_bottleneck(false, lossy, delay, 2).run().unwrap();
         assert!(a.events * 5 < b.events * 2, "{} events against {}", a.events, b.events);
         a.events = 0;
         b.events = 0;
-        assert_eq!(a, b, "lossy {lossy}");
+        assert_eq!(a, b, "lossy {lossy}, links of {delay}");
         let dropped = |r: &RunResult| r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap().dropped;
         assert!(dropped(&a) > 0, "EPD and the buffer drop cells");
         assert!(a.cell_sources[0].cells_received > 0);
