@@ -1038,7 +1038,7 @@ impl Port {
     /// can see might have been sent: on a link whose every VC goes on to a
     /// pipelined port fed by this link alone and from there into a host
     /// (an eager hop, `sim/network/mod.rs`, then a link into a host, which
-    /// gives an event only to frame ends and RM cells: [`seen_at_far_end`];
+    /// gives an event only to frame ends and RM cells: `seen_at_far_end`;
     /// a probe, which may read a cell source's count, runs the port's slots
     /// first), nothing outside sees a slot's cell before such
     /// a cell reaches the host, at the soonest `beyond` (that port's
