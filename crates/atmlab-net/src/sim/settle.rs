@@ -57,8 +57,10 @@ pub(super) enum Reader {
     /// its slots up to `t` inclusive (slot events at `t` come before the
     /// wake-up's).
     Wake(PortId),
-    /// A probe, after everything at its instant: the arrivals up to `t`
-    /// and, for a probe of a port, its slots up to `t` inclusive.
+    /// A probe, after everything at its instant: the arrivals up to `t`,
+    /// the frame-wake ports' slots up to `t` inclusive (what they send
+    /// reaches cell sources' counts without an event), and, for a probe
+    /// of a port, its slots up to `t` inclusive.
     Probe(Option<PortId>),
     /// A host's CPU reading its adapter's queue: the adapter's slots
     /// before `t` (nothing pulls into an adapter).
