@@ -232,16 +232,6 @@ impl FrameLoss {
     }
 }
 
-/// Whether the far side of a link into a host acts on `cell` when it
-/// arrives: a frame's end or an RM cell (the cells before a frame's end
-/// wait on the link for it; a cell source's cell only adds to its sink's
-/// count, which only a probe reads before the end of the run, and a probe
-/// runs a frame-wake port's slots first: `sim/settle.rs`).
-#[inline]
-pub fn seen_at_far_end(cell: &Cell) -> bool {
-    cell.needs_host_event()
-}
-
 /// Why a cell was not queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
@@ -811,7 +801,7 @@ impl Port {
                         }
                         self.queues[cell_queue].push_back(cell);
                         if self.busy {
-                            if self.frame_wake && seen_at_far_end(&cell) {
+                            if self.frame_wake && cell.needs_host_event() {
                                 return Offer::Queued { wake: self.mark_queued(cell_queue) };
                             }
                             Offer::Queued { wake: None }
@@ -819,7 +809,7 @@ impl Port {
                             self.busy = true;
                             self.grid.seek(&mut self.tail, now);
                             if self.frame_wake {
-                                let seen = seen_at_far_end(&cell);
+                                let seen = cell.needs_host_event();
                                 Offer::Queued { wake: if seen { self.mark_queued(cell_queue) } else { None } }
                             } else if self.lazy {
                                 Offer::Queued { wake: self.arm_wake() }
@@ -1038,9 +1028,10 @@ impl Port {
     /// can see might have been sent: on a link whose every VC goes on to a
     /// pipelined port fed by this link alone and from there into a host
     /// (an eager hop, `sim/network/mod.rs`, then a link into a host, which
-    /// gives an event only to frame ends and RM cells: `seen_at_far_end`;
-    /// a probe, which may read a cell source's count, runs the port's slots
-    /// first), nothing outside sees a slot's cell before such
+    /// gives an event only to frame ends and RM cells,
+    /// [`Cell::needs_host_event`]; a cell source's cell only adds to its
+    /// sink's count, and a probe, which may read it, runs the port's slots
+    /// first: `sim/settle.rs`), nothing outside sees a slot's cell before such
     /// a cell reaches the host, at the soonest `beyond` (that port's
     /// transit) after it reaches the far end of this link. A queue's cells
     /// leave in order, a cell per slot, so a cell with `n` cells ahead of
@@ -1091,8 +1082,8 @@ impl Port {
         match self.before_mark[q] {
             u32::MAX => {}
             0 => {
-                debug_assert!(seen_at_far_end(cell));
-                let next = self.queues[q].iter().position(seen_at_far_end);
+                debug_assert!(cell.needs_host_event());
+                let next = self.queues[q].iter().position(Cell::needs_host_event);
                 self.before_mark[q] = next.map_or(u32::MAX, |i| i as u32);
             }
             n => self.before_mark[q] = n - 1,
