@@ -174,6 +174,37 @@ impl<E: Copy> EventQueue<E> {
         Some((SimTime::from_ps(top.time()), top.event))
     }
 
+    /// Whether an event at `time` in `class` with tie key `key` (as
+    /// [`push_keyed`](Self::push_keyed) would schedule it) would be the
+    /// next one taken, due before `limit` and before every pending event;
+    /// if so it counts as scheduled and taken, and the caller handles it
+    /// now instead of scheduling it: exactly what a push and the next
+    /// [`pop_before`](Self::pop_before) would give, without either.
+    ///
+    /// Behind a hole (the root taken by the last pop) the earliest pending
+    /// event is the least of the root's children, every other being below
+    /// one of them; every event in the far list is at or after `horizon`.
+    /// An event at or after `horizon` is never taken here (the far list's
+    /// earliest is not known without a scan).
+    #[inline]
+    pub fn take_keyed_if_next(&mut self, time: SimTime, class: EventClass, key: u64, limit: SimTime) -> bool {
+        debug_assert!(key <= TIE_MASK, "tie key out of range");
+        let t = time.as_ps();
+        if t >= limit.as_ps() || t >= self.horizon {
+            return false;
+        }
+        let order = (u128::from(t) << 64) | (u128::from(class.0) << TIE_BITS) | u128::from(key & TIE_MASK);
+        let first = usize::from(self.hole);
+        let last = if self.hole { self.heap.len().min(ARITY + 1) } else { self.heap.len().min(1) };
+        if self.heap[first..last].iter().any(|e| e.order <= order) {
+            return false;
+        }
+        assert!(order >= self.floor, "an event scheduled in the past: {time:?} in class {}", class.0);
+        self.pushed += 1;
+        self.floor = order & !u128::from(TIE_MASK);
+        true
+    }
+
     /// The heap is empty: moves the far events within a window of the
     /// earliest into it.
     #[cold]
@@ -363,7 +394,61 @@ mod tests {
         Ok(())
     }
 
+    /// The event the next pop would give.
+    fn peek_event(q: &mut EventQueue<usize>) -> Option<usize> {
+        q.peek_time()?;
+        Some(q.heap[0].event)
+    }
+
+    /// Runs `ops` as `matches_a_sorted_reference` does, but each push
+    /// (keyed by its index) first asks `take_keyed_if_next`: the queue
+    /// must say yes exactly when a push and a pop would give that event
+    /// next, and then, having taken it, go on as that pop would.
+    fn take_if_next_matches_push_and_pop(ops: &[(u64, u8, bool)], unit: u64) -> Result<(), TestCaseError> {
+        let mut q: EventQueue<usize> = EventQueue::new();
+        let mut reference: EventQueue<usize> = EventQueue::new();
+        let (mut now, mut now_class) = (0, 0);
+        let mut classes = vec![0; ops.len()];
+        for (i, (dt, class, pop)) in ops.iter().enumerate() {
+            if *pop {
+                let got = q.pop();
+                prop_assert_eq!(got, reference.pop());
+                if let Some((t, e)) = got {
+                    (now, now_class) = (t.as_ps(), classes[e]);
+                }
+            } else {
+                let t = now + dt * unit;
+                let class = if t == now { (*class).max(now_class) } else { *class };
+                classes[i] = class;
+                let (time, key) = (SimTime::from_ps(t), i as u64);
+                let limit = SimTime::from_ps(now + 40 * unit);
+                let taken = q.take_keyed_if_next(time, EventClass(class), key, limit);
+                reference.push_keyed(time, EventClass(class), key, i);
+                let would = t < limit.as_ps() && peek_event(&mut reference) == Some(i);
+                if taken {
+                    prop_assert!(would, "taken, but a push and a pop would not give it next");
+                    prop_assert_eq!(reference.pop(), Some((time, i)));
+                    (now, now_class) = (t, class);
+                } else {
+                    // Declined: it may be next only past the window (the far list).
+                    prop_assert!(!would || t >= q.horizon, "declined an event that was next");
+                    q.push_keyed(time, EventClass(class), key, i);
+                }
+            }
+            prop_assert_eq!(q.len(), reference.len());
+        }
+        Ok(())
+    }
+
     proptest! {
+        /// `take_keyed_if_next` takes an event exactly when it would be
+        /// the next one popped, holes and far events included.
+        #[test]
+        fn prop_take_if_next_matches_a_push_and_a_pop(ops in proptest::collection::vec((0u64..50, 0u8..3, proptest::bool::ANY), 0..300)) {
+            take_if_next_matches_push_and_pop(&ops, 1)?;
+            take_if_next_matches_push_and_pop(&ops, WINDOW_PS / 16)?;
+        }
+
         /// Random interleavings of pushes and pops give the sorted order a
         /// reference model gives.
         #[test]

@@ -16,6 +16,10 @@ pub(super) struct Kernel {
     /// or after it runs before the caller asks again.
     pub(super) until: SimTime,
     pub(super) queue: EventQueue<Event>,
+    /// Whether a handler may take its own next event at once when nothing
+    /// pending comes before it (`Simulation::run_ahead`); off without event
+    /// elision, the reference mode.
+    pub(super) run_ahead: bool,
     /// Cells counted for the conservation check and the speed figures.
     pub(super) counts: Counts,
     /// Why the run stopped early (the memory guard, a full table), if it
@@ -34,6 +38,7 @@ impl Kernel {
             end,
             until: SimTime::ZERO,
             queue: EventQueue::new(),
+            run_ahead: false,
             counts: Counts::default(),
             stopped: None,
             trace: None,
@@ -101,8 +106,11 @@ pub(super) struct Counts {
     pub(super) raw_lost: u64,
     /// Cells that crossed a link.
     pub(super) cell_hops: u64,
-    /// Events processed.
+    /// Events processed (those taken at once by `Simulation::run_ahead`
+    /// included).
     pub(super) events: u64,
+    /// Of those, taken at once by `Simulation::run_ahead`.
+    pub(super) ran_ahead: u64,
     /// Cells discarded by usage parameter control.
     pub(super) policed: u64,
     /// RM cells that ended at a VS/VD switch (turned around or absorbed).

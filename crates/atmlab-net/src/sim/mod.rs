@@ -76,7 +76,7 @@ pub use trace::{TraceKind, TraceSpec};
 use crate::abr::control::Timing;
 use crate::atm::{NextHop, Port, ServiceCategory, Switch};
 use crate::ids::{PortId, ProbeId};
-use atmlab_engine::{BitRate, Duration, SimTime};
+use atmlab_engine::{BitRate, Duration, EventClass, SimTime};
 use kernel::{Event, Kernel, PROBE};
 use rand::RngExt;
 use sources::SourceGroup;
@@ -184,6 +184,7 @@ impl Simulation {
         sim.start_deferred();
         sim.start_abr_ahead(elide);
         sim.start_pulls(elide, vs_vd);
+        sim.k.run_ahead = elide;
         sim
     }
 
@@ -444,6 +445,32 @@ impl Simulation {
             }
         }
         false
+    }
+}
+
+impl Simulation {
+    /// Whether the event a handler is about to schedule at `t` (in `class`,
+    /// tie key `key`, as `EventQueue::push_keyed`) is the one the loop
+    /// would take next: then it is taken and counted now, the clock set to
+    /// `t`, and the handler goes on with it instead of scheduling it. The
+    /// order of events is the loop's (`EventQueue::take_keyed_if_next`);
+    /// what is saved is the heap's and the loop's work for it. When the
+    /// memory guard is due, or the run has stopped, the event goes to the
+    /// loop, which checks them. Off in the reference mode (event elision
+    /// off).
+    #[inline]
+    pub(super) fn run_ahead(&mut self, t: SimTime, class: EventClass, key: u64) -> bool {
+        if !self.k.run_ahead
+            || self.k.stopped.is_some()
+            || self.guard.due(self.guard_clock())
+            || !self.k.queue.take_keyed_if_next(t, class, key, self.k.until)
+        {
+            return false;
+        }
+        self.k.now = t;
+        self.k.counts.events += 1;
+        self.k.counts.ran_ahead += 1;
+        true
     }
 }
 

@@ -1051,3 +1051,42 @@ fn test_a_bottleneck_waking_for_frame_ends_gives_the_reference_run() {
         }
     }
 }
+
+#[test]
+fn test_arrivals_run_ahead_as_the_loop_would_take_them() {
+    // A link's next cell is handled at once when it is the loop's next
+    // event (`Simulation::run_ahead`): with it off, the same run must give
+    // the same result, events included (a cell taken at once counts as an
+    // event), however the run is advanced: to the end at once, or in
+    // stretches that end between a link's cells and stop after a few
+    // events (as the Python binding advances), with probes every
+    // millisecond and random loss on two links.
+    for (lossy, delay) in [(false, Duration::from_us(1)), (true, Duration::from_us(1)), (true, Duration::from_us(300))]
+    {
+        let run = |ahead: bool, step: Option<(Duration, u64)>| {
+            let mut sim = per_vc_bottleneck(true, lossy, delay, 1);
+            sim.k.run_ahead = ahead;
+            match step {
+                None => sim.advance(sim.end()),
+                Some((stretch, events)) => {
+                    let mut until = SimTime::ZERO;
+                    while until < sim.end() {
+                        until += stretch;
+                        while !sim.advance_events(until, events) {}
+                        // Nothing at or after the stretch's end was handled.
+                        assert!(sim.k.now < until.min(sim.end()));
+                    }
+                }
+            }
+            let ran_ahead = sim.k.counts.ran_ahead;
+            (sim.run().unwrap(), ran_ahead)
+        };
+        let (reference, none) = run(false, None);
+        assert_eq!(none, 0);
+        for step in [None, Some((Duration::from_us(337), 7)), Some((Duration::from_ms(3), 1000))] {
+            let (fast, ran_ahead) = run(true, step);
+            assert!(ran_ahead * 4 > fast.events, "{ran_ahead} of {} events taken at once", fast.events);
+            assert_eq!(fast, reference, "lossy {lossy}, links of {delay}, advanced by {step:?}");
+        }
+    }
+}

@@ -360,12 +360,23 @@ impl Simulation {
             }
             return;
         }
-        let port = &mut self.net.ports[p.idx()];
-        let (_, cell) = port.take_arrival();
-        if let Some(t) = port.next_arrival() {
-            self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+        // Into a switch: the link's cells in turn while the next is the
+        // loop's next event (`run_ahead`: most of a frame, where one source
+        // sends at a time). Nothing the arrival does takes the head off
+        // this link; a cell it puts on the link finds it not empty and
+        // schedules nothing.
+        loop {
+            let port = &mut self.net.ports[p.idx()];
+            let (_, cell) = port.take_arrival();
+            let next = port.next_arrival();
+            self.cell_arrives(p, self.k.now, cell);
+            let Some(t) = next else { return };
+            debug_assert_eq!(self.net.ports[p.idx()].next_arrival(), Some(t), "the link's head stayed");
+            if !self.run_ahead(t, ARRIVAL, u64::from(p.0)) {
+                self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+                return;
+            }
         }
-        self.cell_arrives(p, self.k.now, cell);
     }
 
     /// `cell`, taken off link `link`, reaches the far end at `at`: by its
