@@ -1246,6 +1246,25 @@ impl Port {
         (self.due.len() == 1).then_some(arrival)
     }
 
+    /// Whether the link loses no cell (no loss model).
+    #[inline]
+    pub fn is_lossless(&self) -> bool {
+        matches!(self.loss, LinkLoss::None)
+    }
+
+    /// Puts a run of cells on a link into a switch at once, the `i`-th
+    /// (from 1) `cell(i)` reaching the far end at `arrivals[i - 1]`: what
+    /// [`put_on_link`](Self::put_on_link) gives called for each in turn.
+    /// Returns the first's arrival if the link was empty (its head needs
+    /// an event).
+    #[inline]
+    pub fn put_run_on_link(&mut self, arrivals: &[SimTime], cell: impl Fn(u32) -> Cell) -> Option<SimTime> {
+        debug_assert!(!self.to_host, "a link into a host schedules its frame ends");
+        let was_empty = self.channel.is_empty();
+        self.channel.extend((1..).zip(arrivals).map(|(i, &a)| (a, cell(i))));
+        arrivals.first().copied().filter(|_| was_empty)
+    }
+
     /// Takes the head cell off the link (its arrival is due).
     #[inline]
     pub fn take_arrival(&mut self) -> (SimTime, Cell) {

@@ -325,10 +325,17 @@ impl Simulation {
             self.k.counts.cell_hops += 1;
             self.raw_received(host, vc, Some(arrival));
         } else if let Some(t) = self.net.ports[p.idx()].put_on_link(arrival, cell) {
-            match self.net.pulled_by.get(p.idx()) {
-                Some(&k) if k != pull::NOT_PULLED => self.pull_head(k, p, t),
-                _ => self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p)),
-            }
+            self.link_head_due(p, t);
+        }
+    }
+
+    /// Link `p`, empty until now, has a head cell arriving at `t`: its
+    /// arrival event, or its pull's (`pull.rs`).
+    #[inline]
+    fn link_head_due(&mut self, p: PortId, t: SimTime) {
+        match self.net.pulled_by.get(p.idx()) {
+            Some(&k) if k != pull::NOT_PULLED => self.pull_head(k, p, t),
+            _ => self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p)),
         }
     }
 
@@ -509,9 +516,23 @@ impl Simulation {
             // gives (`Port::offer_frame`; with elision off no port is
             // pipelined, so the reference runs the loop below).
             let mut arrivals = std::mem::take(&mut self.net.frame_arrivals);
-            let taken = self.net.ports[p.idx()].offer_frame(now, vc, cells, &mut arrivals);
-            for (i, &arrival) in (1..).zip(&arrivals) {
-                self.put_on_link(p, arrival, cell(i));
+            let port = &mut self.net.ports[p.idx()];
+            let taken = port.offer_frame(now, vc, cells, &mut arrivals);
+            // Onto a plain link into a switch the cells go at once, as
+            // `put_on_link` puts them one by one: no loss to draw, no
+            // capture to write, no eager hop, no frame end to schedule.
+            if port.is_lossless()
+                && !port.is_to_host()
+                && !port.vcs[usize::from(vc)].eager
+                && self.net.capture.is_none()
+            {
+                if let Some(t) = port.put_run_on_link(&arrivals, cell) {
+                    self.link_head_due(p, t);
+                }
+            } else {
+                for (i, &arrival) in (1..).zip(&arrivals) {
+                    self.put_on_link(p, arrival, cell(i));
+                }
             }
             for i in taken + 1..=cells {
                 self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
