@@ -234,7 +234,7 @@ impl SlotGrid {
 
     /// Moves `pos` forward to the first slot whose boundary is at or after
     /// `t` (never backwards: a position at or past `t` stays where it is).
-    #[inline]
+    #[inline(always)]
     pub fn seek(&self, pos: &mut SlotPos, t: SimTime) {
         if self.boundary(pos) >= t {
             return;

@@ -304,6 +304,11 @@ pub struct PortVc {
     /// accept the cell the moment it is put on the link (set by the
     /// simulation; see `sim/mod.rs`).
     pub eager: bool,
+    /// The eager hop leads into a pipelined tail-drop port whose lossless
+    /// link ends at a host, and nothing where this link ends (a policer,
+    /// ABR switching, a capture) acts on the cell: it passes through that
+    /// port in one step (set by the simulation; `Simulation::pass_into_host`).
+    pub into_host: bool,
     /// The usage parameter control that polices this VC where the link
     /// ends (an index into the simulation's policers), or [`NO_UPC`].
     pub upc: u32,
@@ -329,6 +334,7 @@ impl PortVc {
             category,
             next,
             eager: false,
+            into_host: false,
             upc: NO_UPC,
             feedback: None,
             vs: None,
@@ -913,6 +919,36 @@ impl Port {
         taken
     }
 
+    /// [`offer`](Self::offer) at a port that [`takes_frames`](Self::takes_frames)
+    /// (pipelined, tail drop alone), in fewer steps: the same state, and
+    /// `Some` arrival at the far end for [`Offer::Departs`], `None` for a
+    /// drop for overflow. For a hop through a switch into a host
+    /// (`sim/network/mod.rs`, `pass_into_host`).
+    #[inline]
+    pub fn offer_pipelined(&mut self, now: SimTime, cell: Cell) -> Option<SimTime> {
+        debug_assert!(self.takes_frames());
+        let eof = cell.is_end_of_frame();
+        let c = self.vcs[cell.vc() as usize].category.index();
+        let pool = self.pool_of[c] as usize;
+        let occupancy = self.pipeline_queued(now);
+        self.stats.cells_in += 1;
+        self.stats.per_category[c].cells_in += 1;
+        let vc = &mut self.vcs[cell.vc() as usize];
+        vc.frame_start = eof;
+        if eof {
+            vc.discard = Discard::No;
+        }
+        if occupancy < self.pool_limit[pool] {
+            self.accepted += 1;
+            Some(self.pipeline_slot(now))
+        } else {
+            vc.dropped += 1;
+            self.stats.per_category[c].dropped += 1;
+            self.stats.dropped_overflow += 1;
+            None
+        }
+    }
+
     /// Sends one cell in the slot that starts `now` (the port's pending slot
     /// event). Returns the cell and its arrival time at the far end (the
     /// caller puts it on the link), and the next slot if the port stays busy.
@@ -1229,7 +1265,7 @@ impl Port {
     /// ends a frame or is an RM cell and no earlier such cell is waiting (the
     /// host's AAL5 only acts on frame ends, its ABR end system on RM cells;
     /// the cells before one are taken with it, in order).
-    #[inline]
+    #[inline(always)]
     pub fn put_on_link(&mut self, arrival: SimTime, cell: Cell) -> Option<SimTime> {
         let was_empty = self.channel.is_empty();
         self.channel.push_back((arrival, cell));

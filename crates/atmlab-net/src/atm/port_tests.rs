@@ -321,6 +321,40 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// Cells of two VCs, frame ends among them, at random gaps into a
+    /// small buffer: `offer_pipelined` answers as `offer` does and leaves
+    /// the same state.
+    #[test]
+    fn prop_offer_pipelined_is_offer(
+        buffer in 1u32..40,
+        cells in proptest::collection::vec((0u64..4_000_000, 0u16..2, proptest::bool::ANY), 1..300),
+    ) {
+        let (mut fast, mut reference) = (pipelined_port(buffer), pipelined_port(buffer));
+        let mut now = SimTime::ZERO;
+        for (gap, vc, eof) in cells {
+            now = now.saturating_add(Duration::from_ps(gap));
+            let pti = if eof { Pti::DATA_EOF } else { Pti::DATA };
+            let cell = Cell::new(VcLabel::new(0, 1), PduId::NONE, pti, false, vc);
+            let want = match reference.offer(now, cell) {
+                Offer::Departs { arrival, .. } => Some(arrival),
+                Offer::Dropped(DropReason::Overflow) => None,
+                other => panic!("{other:?}"),
+            };
+            proptest::prop_assert_eq!(fast.offer_pipelined(now, cell), want);
+        }
+        let end = now.saturating_add(Duration::from_ms(1));
+        fast.settle(end);
+        reference.settle(end);
+        let counts = |p: &Port| {
+            (p.stats.cells_in, p.stats.cells_out, p.stats.dropped_overflow, p.stats.per_category, p.accepted,
+             p.queued(), p.max_queue(), p.mean_queue(end).to_bits(),
+             p.vcs.iter().map(|v| (v.dropped, v.frame_start, v.discard)).collect::<Vec<_>>())
+        };
+        proptest::prop_assert_eq!(counts(&fast), counts(&reference));
+    }
+}
+
 /// A switch port with one UBR VC and `policy` (a shared pool of `buffer`
 /// cells), pipelined if `pipelined`.
 fn one_vc_port(buffer: u32, policy: DropPolicy, pipelined: bool) -> Port {

@@ -297,6 +297,30 @@ impl Simulation {
                 vc.eager = matches!(vc.next, NextHop::Port { port: q, .. } if eager_target[q.idx()]);
             }
         }
+        // An eager hop into a port that only passes cells on into a host:
+        // taken in one step when nothing at the switch acts on the cell.
+        let passes: Vec<bool> = (0..b.ports.len())
+            .map(|i| {
+                let q = &b.ports[i];
+                q.takes_frames()
+                    && q.is_to_host()
+                    && q.is_lossless()
+                    && q.vcs.iter().all(|v| matches!(v.next, NextHop::Host { .. }))
+                    && b.abr_control(PortId(i as u32)).is_none()
+                    && !vs_vd.contains(&b.port_owner[i])
+            })
+            .collect();
+        let watched = b.capture.is_some();
+        for port in &mut b.ports {
+            for vc in &mut port.vcs {
+                vc.into_host = vc.eager
+                    && !watched
+                    && vc.upc == crate::atm::NO_UPC
+                    && vc.category != ServiceCategory::Abr
+                    && vc.vs.is_none()
+                    && matches!(vc.next, NextHop::Port { port: q, .. } if passes[q.idx()]);
+            }
+        }
         // A slotted port whose cells all go on into hosts by eager hops
         // runs its slots late until a cell a host acts on could leave
         // (`Port::set_frame_reach`). Not with a capture, which writes a

@@ -978,6 +978,13 @@ fn test_the_memory_guard_counts_records_as_the_docs_say() {
 /// crosses the next switch into its own host. `lossy`: random loss on the
 /// bottleneck's link and on one host's link. Every link has `delay`.
 fn per_vc_bottleneck(elide: bool, lossy: bool, delay: Duration, seconds: u64) -> Simulation {
+    per_vc_bottleneck_into(elide, lossy, delay, seconds, (oc3(), 100_000))
+}
+
+/// [`per_vc_bottleneck`] with the last hop's rate and its ports' buffer
+/// (`last`): slower than the bottleneck's shaped rate, that port queues
+/// and drops.
+fn per_vc_bottleneck_into(elide: bool, lossy: bool, delay: Duration, seconds: u64, last: (BitRate, u32)) -> Simulation {
     use crate::atm::Epd;
     let mut b = NetworkBuilder::new(RngStreams::new(11, 0));
     b.set_event_elision(elide);
@@ -993,7 +1000,7 @@ fn per_vc_bottleneck(elide: bool, lossy: bool, delay: Duration, seconds: u64) ->
         let s = NodeRef::Host(b.add_host(&format!("src{i}"), 4352, Encapsulation::LlcSnap));
         let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 4352, Encapsulation::LlcSnap));
         b.add_link(s, sw1, oc3(), delay, PortConfig::host_adapter(), switch_port(100_000)).unwrap();
-        let (out, _) = b.add_link(sw2, d, oc3(), delay, switch_port(100_000), PortConfig::host_adapter()).unwrap();
+        let (out, _) = b.add_link(sw2, d, last.0, delay, switch_port(last.1), PortConfig::host_adapter()).unwrap();
         host_links.push(out);
         if i < 4 {
             let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
@@ -1088,5 +1095,37 @@ fn test_arrivals_run_ahead_as_the_loop_would_take_them() {
             assert!(ran_ahead * 4 > fast.events, "{ran_ahead} of {} events taken at once", fast.events);
             assert_eq!(fast, reference, "lossy {lossy}, links of {delay}, advanced by {step:?}");
         }
+    }
+}
+
+#[test]
+fn test_cells_passing_through_a_port_into_a_host_give_the_reference_run() {
+    // Behind the frame-wake bottleneck, `sw2`'s ports into the hosts only
+    // pass cells on: a cell goes through such a port in one step
+    // (`PortVc::into_host`, `pass_into_host`). Every number must be the
+    // reference's: with the hosts' links slower than the bottleneck and
+    // small buffers, those ports queue and drop for overflow; the cell
+    // source's cells take the general way; on a lossy link into a host the
+    // hop takes the general way too.
+    let last = (BitRate::from_bps(25_000_000).unwrap(), 60);
+    for lossy in [false, true] {
+        let fast = per_vc_bottleneck_into(true, lossy, Duration::from_us(1), 1, last);
+        let passing = |sim: &Simulation| -> Vec<bool> {
+            let q = sim.ports().iter().find(|p| p.name == "sw1->sw2").unwrap();
+            q.vcs.iter().map(|v| v.into_host).collect()
+        };
+        let expected: Vec<bool> = (0..5).map(|i| !(lossy && i == 1)).collect();
+        assert_eq!(passing(&fast), expected, "lossy {lossy}");
+        let a = fast.run().unwrap();
+        let b = per_vc_bottleneck_into(false, lossy, Duration::from_us(1), 1, last).run().unwrap();
+        assert!(passing(&per_vc_bottleneck_into(false, lossy, Duration::from_us(1), 1, last)).iter().all(|p| !p));
+        let dropped = |r: &RunResult| -> u64 {
+            r.ports.iter().filter(|p| p.name.starts_with("sw2->dst")).map(|p| p.dropped).sum()
+        };
+        assert!(dropped(&a) > 0, "the ports into the hosts drop cells");
+        assert!(a.cell_sources[0].cells_received > 0);
+        let (mut a, mut b) = (a, b);
+        (a.events, b.events) = (0, 0);
+        assert_eq!(a, b, "lossy {lossy}");
     }
 }

@@ -310,7 +310,11 @@ impl Simulation {
         if vc.eager && arrival < self.k.end {
             let (next, upc) = (vc.next, vc.upc);
             self.k.counts.cell_hops += 1;
-            self.enter_switch::<true>(next, upc, arrival, cell, p);
+            if vc.into_host {
+                self.pass_into_host(next, arrival, cell);
+            } else {
+                self.enter_switch::<true>(next, upc, arrival, cell, p);
+            }
         } else if port.is_to_host()
             && cell.carries() == Carries::Nothing
             && arrival < self.k.end
@@ -326,6 +330,28 @@ impl Simulation {
             self.raw_received(host, vc, Some(arrival));
         } else if let Some(t) = self.net.ports[p.idx()].put_on_link(arrival, cell) {
             self.link_head_due(p, t);
+        }
+    }
+
+    /// A cell reaches, by an eager hop, a port that only passes cells on
+    /// into a host (`PortVc::into_host`): what `enter_switch` and
+    /// `offer_to_port`, then `put_on_link` from that port give, without
+    /// their checks. No policer, ABR switching or capture acts on it where
+    /// the hop ends; the port is pipelined (no slots to run) and drops by
+    /// tail drop alone; its link loses nothing. A cell source's cell takes
+    /// the general way onto the link (its sink only counts it).
+    #[inline]
+    fn pass_into_host(&mut self, hop: NextHop, at: SimTime, cell: Cell) {
+        let NextHop::Port { port: q, label, vc } = hop else { unreachable!("a switch hop leads to a port") };
+        let cell = cell.relabelled(label, vc);
+        match self.net.ports[q.idx()].offer_pipelined(at, cell) {
+            Some(arrival) if cell.carries() != Carries::Nothing => {
+                if let Some(t) = self.net.ports[q.idx()].put_on_link(arrival, cell) {
+                    self.link_head_due(q, t);
+                }
+            }
+            Some(arrival) => self.put_on_link(q, arrival, cell),
+            None => self.lose_cell(q, cell, drop_reason(crate::atm::DropReason::Overflow)),
         }
     }
 
