@@ -14,13 +14,19 @@
 //!
 //! | scheme | left behind | invariant | brought up to date by | guard |
 //! |---|---|---|---|---|
-//! | 1. pipelined ports (`atm/port.rs`) | nothing: a FIFO port assigns a cell's slot when it takes it (a tail-drop adapter takes a host's frame in one call, `Port::offer_frame`) | the port is a FIFO in effect | (none needed) | `test_event_elision_gives_the_same_run_as_the_reference`, `prop_a_frame_taken_at_once_is_its_cells_offered_one_by_one` |
-//! | 2. eager hops (`sim/network/mod.rs`) | a cell taken into the next port when put on the link, up to a link delay early | that port has one feeder and is pipelined, so nothing can come between | (none: the port's state at the cell's arrival is exact) | `test_event_elision_gives_the_same_run_as_the_reference`, `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
+//! | 1. pipelined ports (`atm/port.rs`) | nothing: a FIFO port assigns a cell's slot when it takes it (a tail-drop adapter takes a host's frame in one call, `Port::offer_frame`, and puts it on a plain link into a switch in one more, `Port::put_run_on_link`) | the port is a FIFO in effect | (none needed) | `test_event_elision_gives_the_same_run_as_the_reference`, `prop_a_frame_taken_at_once_is_its_cells_offered_one_by_one` |
+//! | 2. eager hops (`sim/network/mod.rs`) | a cell taken into the next port when put on the link, up to a link delay early (through a tail-drop port that only passes cells on into a host, in one step: `PortVc::into_host`, `Port::offer_pipelined`) | that port has one feeder and is pipelined, so nothing can come between | (none: the port's state at the cell's arrival is exact) | `test_event_elision_gives_the_same_run_as_the_reference`, `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run`, `test_cells_passing_through_a_port_into_a_host_give_the_reference_run`, `prop_offer_pipelined_is_offer` |
 //! | 3. frame ends into hosts (`sim/network/mod.rs`) | cells before a frame's end wait on the link into the host | a host's AAL5 acts only on frame ends and RM cells | the end of the run ([`Reader::End`]) | `test_event_elision_gives_the_same_run_as_the_reference` |
 //! | 4. slots run late (`atm/port.rs`) | a slotted port's slots since its last wake-up | what a slot does is seen only a cell time and the link delay later; with a frame wake (every VC on into hosts by eager hops), only when a frame end or RM cell reaches a host, or a probe reads a cell source's count | [`Reader::Wake`], [`Reader::Adapter`], [`Reader::Probe`], [`Reader::ControlDeadline`], [`Reader::End`]; and the port itself before it takes a cell | `test_slotted_ports_running_their_slots_late_give_the_reference_run`, `test_a_bottleneck_waking_for_frame_ends_gives_the_reference_run` |
 //! | 5. ABR sources send ahead (`sim/abr.rs`) | an end's in-rate slots run before their time | nothing can reach the end or see what it sent before the stretch's end | the end itself (its stretch stops before any such moment) | `test_abr_elision_matches_the_reference` |
 //! | 6. ports pull their arrivals (`sim/network/pull.rs`) | cells that reached a pulling port's link end, not yet taken | their effects are seen only through the port's slots or controllers | every reader but [`Reader::Adapter`] and [`Reader::Port`]; the port's wake-up | `test_pulled_arrivals_match_the_reference` |
 //! | 7. counting controllers count late (`sim/control.rs`) | cells a port took ahead of time, not yet counted by its controller | the controller changes no cell (`Timing::Counted`) | [`Reader::Controller`], [`Reader::ControlDeadline`], [`Reader::End`] | `test_switches_with_abr_controllers_taking_cells_ahead_of_time_give_the_reference_run` |
+//!
+//! Not a scheme, since it leaves nothing behind: a link's next cell is
+//! handled at once, without the heap, when it is the loop's next event
+//! (`Simulation::run_ahead`, `EventQueue::take_keyed_if_next`); the events'
+//! order is the queue's. Guards: `test_arrivals_run_ahead_as_the_loop_would_take_them`,
+//! `prop_take_if_next_matches_a_push_and_a_pop`.
 //!
 //! **Traffic from outside** (`sim/external.rs`). A packet injected at an
 //! external host is an event at a time no earlier than the end of the
