@@ -302,10 +302,10 @@ impl Simulation {
         let passes: Vec<bool> = (0..b.ports.len())
             .map(|i| {
                 let q = &b.ports[i];
+                // A link into a host: every VC of the port leads into it.
                 q.takes_frames()
                     && q.is_to_host()
                     && q.is_lossless()
-                    && q.vcs.iter().all(|v| matches!(v.next, NextHop::Host { .. }))
                     && b.abr_control(PortId(i as u32)).is_none()
                     && !vs_vd.contains(&b.port_owner[i])
             })
@@ -470,9 +470,7 @@ impl Simulation {
         }
         false
     }
-}
 
-impl Simulation {
     /// Whether the event a handler is about to schedule at `t` (in `class`,
     /// tie key `key`, as `EventQueue::push_keyed`) is the one the loop
     /// would take next: then it is taken and counted now, the clock set to
