@@ -271,3 +271,64 @@ def test_a_list_valued_sweep_summarizes_and_exports(tmp_path, cli, root):
     out = cli("results", "--db", str(db), "--csv", str(tmp_path / "r.csv"))
     assert out.returncode == 0, out.stderr
     assert list(pd.read_csv(tmp_path / "r.csv")[key]) == ['["ubr"]', '["cbr", "ubr"]']
+
+
+class _Recording:
+    """Runs in this process, noting the order it was given the runs in;
+    with `stop_after`, Ctrl-C after that many (as from the keyboard)."""
+
+    name = "recording"
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.order: list[str] = []
+        self.stop_after = stop_after
+
+    def map(self, specs):
+        from atmlab.executors import execute
+
+        for spec in specs:
+            if self.stop_after is not None and len(self.order) == self.stop_after:
+                raise KeyboardInterrupt
+            self.order.append(spec.sweep)
+            yield execute(spec)
+
+    def close(self) -> None:
+        pass
+
+
+def test_sweeps_run_together_longest_first_resume_and_store_what_each_sweep_would(tmp_path, two_hosts):
+    from atmlab.sweep import run_together
+
+    def plan():
+        short = dict(voice_sweep(two_hosts, n_values=(1, 2)), name="short")  # 4 runs of 200 ms
+        long = dict(voice_sweep(two_hosts, n_values=(3,)), name="long")  # 2 runs of 300 ms
+        long["simulation"] = dict(long["simulation"], duration="300 ms")
+        return [("short", atmlab.Sweep(short)), ("long", atmlab.Sweep(long))]
+
+    # One after the other, as each sweep alone would run them.
+    alone = tmp_path / "alone.sqlite"
+    for _, sweep in plan():
+        sweep.run(alone, jobs=1)
+
+    db = tmp_path / "r.sqlite"
+    stopped = _Recording(stop_after=3)
+    out = run_together(plan(), db, stopped)
+    assert out.interrupted and out.ran == 3
+    # The longest first, then the rest in plan order.
+    assert stopped.order == ["long", "long", "short"]
+    seen = []
+    rest = run_together(plan(), db, _Recording(), lambda label, p: seen.append((label, p.done, p.total, p.skipped)))
+    assert (rest.ran, rest.skipped, rest.interrupted, rest.failures) == (3, 3, False, [])
+    assert seen == [("short", 0, 3, 3), ("short", 1, 3, 3), ("short", 2, 3, 3), ("short", 3, 3, 3)]
+    assert run_together(plan(), db, _Recording()).ran == 0
+    # The same runs and results as each sweep run alone, each under its sweep.
+    assert stored_results(db) == stored_results(alone)
+    assert {s: len(atmlab.results(db, sweep=s)) for s in ("short", "long")} == {"short": 4, "long": 2}
+
+
+def test_run_together_refuses_a_sweep_that_adds_replications(tmp_path, two_hosts):
+    from atmlab.sweep import run_together
+
+    s = atmlab.Sweep(voice_sweep(two_hosts), replications=2, ci_target=0.1)
+    with pytest.raises(atmlab.ArgumentError, match="ci_target"):
+        run_together([("s", s)], tmp_path / "r.sqlite", _Recording())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,6 +192,18 @@ class Sweep:
         return RunSpec(self.name, point.scenario_hash, self._jsons[point.scenario_hash], point.index, point.params,
                        self.seed, replication)
 
+    def simulated_s(self, scenario_hash: str) -> float:
+        """How long a point's runs simulate, in seconds (0 if its scenario
+        gives no duration that reads as one): what
+        :func:`atmlab.sweep.run_together` orders runs by."""
+        import json
+
+        from .quantity import Quantity, parse
+
+        simulation = json.loads(self._jsons[scenario_hash]).get("simulation")
+        d = parse(simulation.get("duration")) if isinstance(simulation, dict) else None
+        return d.value if isinstance(d, Quantity) and d.unit == "s" else 0.0
+
     def specs(self, replications: Iterable[int] | None = None) -> list[RunSpec]:
         """The run specifications, point by point."""
         reps = list(replications if replications is not None else range(self.replications))
@@ -244,14 +256,9 @@ class Sweep:
         outcome.skipped += state.skipped
         if progress:
             progress(state)
-        for rec in executor.map(todo):
-            rec.provenance = prov
-            store.record(rec)
-            state.done += 1
-            state.last = rec
+        for rec in _store_each(store, executor, todo, prov, state):
             outcome.ran += 1
             if rec.status != "ok":
-                state.failed += 1
                 outcome.failed += 1
                 outcome.failures.append(rec)
             if progress:
@@ -330,6 +337,82 @@ def results(db: str | Path = DEFAULT_DB, *, sweep: str | None = None, status: st
         if sweep == "latest" and not store.sweep_info():
             return store.runs(status=status, all_metrics=all_metrics)
         return store.runs(sweep=sweep, status=status, all_metrics=all_metrics)
+
+
+def _store_each(store: Store, executor: Any, specs: list[RunSpec], prov: dict[str, Any],
+                state: Progress) -> Iterator[RunRecord]:
+    """Runs `specs` on `executor`, storing each finished run at once (with
+    the provenance `prov`) and counting it in `state`; yields each."""
+    for rec in executor.map(specs):
+        rec.provenance = prov
+        store.record(rec)
+        state.done += 1
+        state.last = rec
+        if rec.status != "ok":
+            state.failed += 1
+        yield rec
+
+
+@dataclass
+class PlanOutcome:
+    """What a call to :func:`run_together` did."""
+
+    ran: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+    failures: list[tuple[str, RunRecord]] = field(default_factory=list)  # (the sweep's label, the run)
+
+
+def run_together(plan: Sequence[tuple[str, Sweep]], db: str | Path, executor: Executor,
+                 progress: Callable[[str, Progress], None] | None = None) -> PlanOutcome:
+    """Runs what is missing of several sweeps (``(label, sweep)`` pairs)
+    into `db` as one batch on `executor`, the longest runs first; what
+    :meth:`Sweep.run` does for each (sweeps registered, stored runs
+    skipped, every finished run stored at once, so an interrupted batch
+    resumes), without waiting for one sweep's last runs before the next
+    sweep starts.
+
+    Sweeps run one after the other leave workers idle while each one's
+    last runs end. Taking the runs longest first (by simulated duration: runs of
+    one study cost about alike per simulated second; equal ones in plan
+    order) leaves only the shortest to end the batch. The runs, their seeds
+    and what is stored are the same in any order. `progress` gets the label
+    of the sweep of each finished run and the batch's count. Sweeps with a
+    ``ci_target`` add replications round by round: run them with
+    :meth:`Sweep.run`."""
+    if any(sweep.ci_target is not None for _, sweep in plan):
+        raise ArgumentError("run_together runs fixed replications; a sweep with a ci_target runs with Sweep.run")
+    prov = provenance()
+    outcome = PlanOutcome()
+    with Store(db, write=True) as store:
+        todo: list[tuple[float, int, RunSpec]] = []
+        label_of: dict[tuple[str, int, int], str] = {}
+        for label, sweep in plan:
+            sweep._register(store, prov)
+            specs = sweep.specs()
+            finished = store.finished(s.key for s in specs)
+            outcome.skipped += sum(1 for s in specs if s.key in finished)
+            seconds: dict[str, float] = {}
+            for s in specs:
+                if s.key not in finished and s.key not in label_of:
+                    label_of[s.key] = label
+                    if s.scenario_hash not in seconds:
+                        seconds[s.scenario_hash] = sweep.simulated_s(s.scenario_hash)
+                    todo.append((-seconds[s.scenario_hash], len(todo), s))
+        todo.sort(key=lambda t: (t[0], t[1]))
+        state = Progress(total=len(todo), skipped=outcome.skipped)
+        if progress and todo:
+            progress(label_of[todo[0][2].key], state)  # the count before the first (long) run ends
+        try:
+            for rec in _store_each(store, executor, [s for _, _, s in todo], prov, state):
+                outcome.ran += 1
+                if rec.status != "ok":
+                    outcome.failures.append((label_of[rec.spec.key], rec))
+                if progress:
+                    progress(label_of[rec.spec.key], state)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+    return outcome
 
 
 def _fmt_params(params: dict[str, Any]) -> str:

@@ -47,7 +47,7 @@ from ..result import Result
 from ..stats import summarize
 from ..store import Store
 from ..executors import Executor, make
-from ..sweep import Progress as SweepProgress, Sweep
+from ..sweep import Progress as SweepProgress, Sweep, run_together
 from .entry import Entry
 
 # ------------------------------------------------------------ what a study says
@@ -342,37 +342,25 @@ class SweepsRun:
 
 
 def run_sweeps(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Progress) -> SweepsRun:
-    """Runs a reproduction's sweeps in turn (``(label, sweep)`` pairs) into
-    ``options.db``, with one progress count over all of them; runs already
-    in the database are skipped, so an interrupted reproduction resumes.
-    Stops at the first interrupted sweep. Every sweep runs on
+    """Runs a reproduction's sweeps (``(label, sweep)`` pairs) into
+    ``options.db`` as one batch, the longest runs first
+    (:func:`atmlab.sweep.run_together`: no worker waits for one grid's
+    last run before the next grid starts), with one progress count over
+    all of them; runs already in the database are skipped, so an
+    interrupted reproduction resumes. Every sweep runs on
     ``options.executor`` (one set of workers for all), else on workers made
     here for all of them."""
-    total = sum(len(s.points) * s.replications for _, s in plan)
     executor = options.executor or make(options.jobs)
     try:
-        return _run_plan(plan, options, progress, executor, total)
+        def tick(label: str, p: SweepProgress) -> None:
+            progress(f"{label}: {p.done + p.skipped}/{p.total + p.skipped}", p.skipped + p.done, p.total + p.skipped)
+
+        outcome = run_together(plan, options.db, executor, tick)
     finally:
         if options.executor is None:
             executor.close()
-
-
-def _run_plan(plan: Sequence[tuple[str, Sweep]], options: Options, progress: Progress, executor: Executor,
-              total: int) -> SweepsRun:
-    done = 0
-    failures: list[str] = []
-    for label, sweep in plan:
-        base = done
-
-        def tick(p: SweepProgress, label: str = label, base: int = base) -> None:
-            progress(f"{label}: {p.done + p.skipped}/{p.total + p.skipped}", base + p.skipped + p.done, total)
-
-        outcome = sweep.run(options.db, progress=tick, executor=executor)
-        done = base + len(sweep.points) * sweep.replications
-        failures += [f"{label} {rec.spec.params}: {rec.error}" for rec in outcome.failures]
-        if outcome.interrupted:
-            return SweepsRun(True, failures)
-    return SweepsRun(False, failures)
+    failures = [f"{label} {rec.spec.params}: {rec.error}" for label, rec in outcome.failures]
+    return SweepsRun(outcome.interrupted, failures)
 
 
 COMPARISON_COLUMNS = ("source", "quantity", "published", "simulated", "ci95", "in_ci95", "replications", "tolerance",
