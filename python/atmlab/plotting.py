@@ -405,8 +405,9 @@ def _free_data(fig: Any) -> bool:
             continue
         moved = True
         for loc in (2, 1, 3, 4, 9, 8, 6, 7):  # upper left, upper right, lower left, lower right, centres
+            # The legend's box follows its loc without drawing the figure
+            # again (a draw per try was most of a reproduction's figure time).
             legend.set_loc(loc)
-            fig.canvas.draw()
             if not _hidden(ax, legend.get_window_extent(renderer), renderer):
                 break
         else:
