@@ -324,6 +324,11 @@ def test_sweeps_run_together_longest_first_resume_and_store_what_each_sweep_woul
     # The same runs and results as each sweep run alone, each under its sweep.
     assert stored_results(db) == stored_results(alone)
     assert {s: len(atmlab.results(db, sweep=s)) for s in ("short", "long")} == {"short": 4, "long": 2}
+    # A run two grids share runs once and counts for both.
+    twice = [(label, atmlab.Sweep(dict(voice_sweep(two_hosts, n_values=(1,)), name="twice"))) for label in "ab"]
+    counts = []
+    out = run_together(twice, tmp_path / "twice.sqlite", _Recording(), lambda label, p: counts.append((p.done, p.total)))
+    assert out.ran == 2 and counts == [(0, 4), (2, 4), (4, 4)]
 
 
 def test_run_together_refuses_a_sweep_that_adds_replications(tmp_path, two_hosts):

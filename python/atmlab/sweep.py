@@ -387,6 +387,10 @@ def run_together(plan: Sequence[tuple[str, Sweep]], db: str | Path, executor: Ex
     with Store(db, write=True) as store:
         todo: list[tuple[float, int, RunSpec]] = []
         label_of: dict[tuple[str, int, int], str] = {}
+        # A run two grids share (the same scenario, seed and replication)
+        # runs once and counts for both, as it did when the second grid
+        # found it stored.
+        copies: dict[tuple[str, int, int], int] = {}
         for label, sweep in plan:
             sweep._register(store, prov)
             specs = sweep.specs()
@@ -394,17 +398,22 @@ def run_together(plan: Sequence[tuple[str, Sweep]], db: str | Path, executor: Ex
             outcome.skipped += sum(1 for s in specs if s.key in finished)
             seconds: dict[str, float] = {}
             for s in specs:
-                if s.key not in finished and s.key not in label_of:
-                    label_of[s.key] = label
-                    if s.scenario_hash not in seconds:
-                        seconds[s.scenario_hash] = sweep.simulated_s(s.scenario_hash)
-                    todo.append((-seconds[s.scenario_hash], len(todo), s))
+                if s.key in finished:
+                    continue
+                if s.key in label_of:
+                    copies[s.key] += 1
+                    continue
+                label_of[s.key], copies[s.key] = label, 1
+                if s.scenario_hash not in seconds:
+                    seconds[s.scenario_hash] = sweep.simulated_s(s.scenario_hash)
+                todo.append((-seconds[s.scenario_hash], len(todo), s))
         todo.sort(key=lambda t: (t[0], t[1]))
-        state = Progress(total=len(todo), skipped=outcome.skipped)
+        state = Progress(total=sum(copies.values()), skipped=outcome.skipped)
         if progress and todo:
             progress(label_of[todo[0][2].key], state)  # the count before the first (long) run ends
         try:
             for rec in _store_each(store, executor, [s for _, _, s in todo], prov, state):
+                state.done += copies[rec.spec.key] - 1
                 outcome.ran += 1
                 if rec.status != "ok":
                     outcome.failures.append((label_of[rec.spec.key], rec))
