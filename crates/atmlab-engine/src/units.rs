@@ -207,6 +207,34 @@ impl SlotGrid {
         pos.base = pos.base.saturating_add(self.q).saturating_add(carry & 1);
     }
 
+    /// The start of slot `pos` in picoseconds, and `pos` moved to the next
+    /// slot: what `boundary` then `advance` give, without their
+    /// saturation, for slots known to start in time
+    /// ([`starts_in_time`](Self::starts_in_time)).
+    #[inline(always)]
+    pub fn take_slot(&self, pos: &mut SlotPos) -> u64 {
+        let start = self.epoch + pos.base + u64::from(pos.rem > 0);
+        pos.k += 1;
+        let rem = pos.rem + self.r;
+        let carry = u64::from(rem < self.rate).wrapping_sub(1);
+        pos.rem = rem - (self.rate & carry);
+        pos.base += self.q + (carry & 1);
+        start
+    }
+
+    /// Whether the `n` slots from `pos` on start, `extra` later, before
+    /// 2^64 ps: then [`take_slot`](Self::take_slot) may take them (else
+    /// `boundary` and `advance`, which saturate to "never", must).
+    #[inline]
+    pub fn starts_in_time(&self, pos: &SlotPos, n: u32, extra: Duration) -> bool {
+        // Slot `k + n` starts at most `n * (q + 1)` ps after slot `k`.
+        let span = self.q.checked_add(1).and_then(|p| p.checked_mul(u64::from(n)));
+        [span, Some(pos.base), Some(1), Some(extra.as_ps())]
+            .into_iter()
+            .try_fold(self.epoch, |sum, x| sum.checked_add(x?))
+            .is_some()
+    }
+
     /// The slot period rounded down to a whole picosecond: slot `k + n`
     /// starts at least `n` times this after slot `k`.
     #[inline]
@@ -426,6 +454,42 @@ mod tests {
             for _ in 0..n { c.advance(); }
             let exact = (n as u128 * bits as u128 * PS_PER_S as u128).div_ceil(rate as u128);
             prop_assert_eq!(c.boundary().as_ps() as u128, exact);
+        }
+
+        #[test]
+        fn prop_take_slot_is_boundary_then_advance(
+            rate in 1u64..10_000_000_000,
+            epoch in 0u64..1_000_000_000,
+            t in 0u64..1 << 50,
+            near_the_end in proptest::option::of(0u64..400),
+            n in 0u32..300,
+            extra in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..1_000_000, 0u64..1_000_000_000_000],
+        ) {
+            // Wherever the run of slots lies, even against 2^64 ps: if
+            // `starts_in_time` lets `take_slot` take it, each start is the
+            // boundary, `extra` later still in time, and the position
+            // after it is `advance`'s; if not, the run's end plus `extra`
+            // lies within a slot of 2^64 ps.
+            let grid = SlotGrid::new(BitRate::from_bps(rate).unwrap(), CELL_BITS, SimTime::from_ps(epoch));
+            // From `t`, or from a few hundred slots before 2^64 ps.
+            let t = near_the_end.map_or(t, |m| u64::MAX.saturating_sub(m.saturating_mul(grid.q)));
+            let mut pos = SlotPos::default();
+            grid.seek(&mut pos, SimTime::from_ps(t));
+            let (mut fast, mut reference) = (pos, pos);
+            let in_time = grid.starts_in_time(&pos, n, Duration::from_ps(extra));
+            for _ in 0..=n {
+                let b = grid.boundary(&reference);
+                if in_time && fast.k < pos.k + u64::from(n) {
+                    prop_assert_eq!(grid.take_slot(&mut fast), b.as_ps());
+                }
+                grid.advance(&mut reference);
+            }
+            if in_time {
+                prop_assert_eq!(fast, { let mut r = pos; for _ in 0..n { grid.advance(&mut r); } r });
+            } else {
+                let end = u128::from(grid.boundary(&pos).as_ps()) + u128::from(n + 1) * u128::from(grid.q + 1) + u128::from(extra);
+                prop_assert!(end > u128::from(u64::MAX), "refused a run that ends at {end} ps");
+            }
         }
 
         #[test]

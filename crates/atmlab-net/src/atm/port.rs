@@ -898,6 +898,79 @@ impl Port {
     /// the host adapters' offers (`docs/benchmark.md`).
     #[inline]
     pub fn offer_frame(&mut self, now: SimTime, vc: u16, cells: u32, arrivals: &mut Vec<SimTime>) -> u32 {
+        let taken = self.admit_frame(now, vc, cells);
+        arrivals.extend((0..taken).map(|_| self.pipeline_slot(now)));
+        taken
+    }
+
+    /// [`offer_frame`](Self::offer_frame), then the accepted cells onto a
+    /// plain link into a switch, in one pass: the same state, and on the
+    /// link what [`put_on_link`](Self::put_on_link) puts there called for
+    /// each in turn, the `i`-th (from 1) being `cell(i)`. Returns how many were accepted, and the
+    /// first's arrival if the link was empty (its head needs an event).
+    ///
+    /// A frame's cells take consecutive slots from the first's, so what
+    /// `pipeline_slot` keeps per cell is kept once per frame: the last
+    /// start, the largest queue (the last cell's, as the queue only grows
+    /// within the frame) and the waits' sum. The cells went onto the link
+    /// in a second pass over a list of their arrivals: about 70 instructions
+    /// a cell in EXPERT, a seventh of its instructions (`docs/benchmark.md`).
+    #[inline]
+    pub fn offer_frame_onto_link(
+        &mut self,
+        now: SimTime,
+        vc: u16,
+        cells: u32,
+        cell: impl Fn(u32) -> Cell,
+    ) -> (u32, Option<SimTime>) {
+        debug_assert!(!self.to_host, "a link into a host schedules its frame ends");
+        let taken = self.admit_frame(now, vc, cells);
+        if taken == 0 {
+            return (0, None);
+        }
+        if self.tail.slot() == self.head.slot() {
+            let mut pos = self.tail;
+            self.grid.seek(&mut pos, now);
+            self.tail = pos;
+            self.head = pos;
+        }
+        let was_empty = self.channel.is_empty();
+        let first = self.grid.boundary(&self.tail).saturating_add(self.cell_time).saturating_add(self.delay);
+        let reach = self.cell_time.as_ps().checked_add(self.delay.as_ps());
+        match reach.filter(|&r| self.grid.starts_in_time(&self.tail, taken, Duration::from_ps(r))) {
+            Some(reach) => {
+                // Every slot starts, and its cell arrives, before 2^64 ps.
+                // A frame's first slot is at or after `now` (`seek`, or the
+                // slot after the queue's last), so `start - now` is a wait.
+                let (grid, mut pos, now) = (self.grid, self.tail, now.as_ps());
+                let (mut start, mut waited) = (0, 0u128);
+                self.channel.extend((1..=taken).map(|i| {
+                    start = grid.take_slot(&mut pos);
+                    waited += u128::from(start - now);
+                    (SimTime::from_ps(start + reach), cell(i))
+                }));
+                self.tail = pos;
+                self.last_start = Some(SimTime::from_ps(start));
+                self.wait_area += waited;
+            }
+            None => {
+                for i in 1..=taken {
+                    let arrival = self.pipeline_slot(now);
+                    self.channel.push_back((arrival, cell(i)));
+                }
+            }
+        }
+        self.max_queued = self.max_queued.max((self.tail.slot() - self.head.slot()) as u32);
+        (taken, was_empty.then_some(first))
+    }
+
+    /// What a frame's offer at a port that [`takes_frames`](Self::takes_frames)
+    /// does before its cells take their slots: the counts, and how many of
+    /// its `cells` are accepted (the first ones: under tail drop at one
+    /// instant the queue only grows, so once a cell finds the pool full so
+    /// does every later one; the rest are dropped for overflow).
+    #[inline(always)]
+    fn admit_frame(&mut self, now: SimTime, vc: u16, cells: u32) -> u32 {
         debug_assert!(self.takes_frames() && cells > 0);
         let occupancy = self.pipeline_queued(now);
         let v = &mut self.vcs[vc as usize];
@@ -915,7 +988,6 @@ impl Port {
         // The frame ends with its last cell (tail drop leaves `discard` alone).
         v.frame_start = true;
         self.accepted += u64::from(taken);
-        arrivals.extend((0..taken).map(|_| self.pipeline_slot(now)));
         taken
     }
 
@@ -1286,19 +1358,6 @@ impl Port {
     #[inline]
     pub fn is_lossless(&self) -> bool {
         matches!(self.loss, LinkLoss::None)
-    }
-
-    /// Puts a run of cells on a link into a switch at once, the `i`-th
-    /// (from 1) `cell(i)` reaching the far end at `arrivals[i - 1]`: what
-    /// [`put_on_link`](Self::put_on_link) gives called for each in turn.
-    /// Returns the first's arrival if the link was empty (its head needs
-    /// an event).
-    #[inline]
-    pub fn put_run_on_link(&mut self, arrivals: &[SimTime], cell: impl Fn(u32) -> Cell) -> Option<SimTime> {
-        debug_assert!(!self.to_host, "a link into a host schedules its frame ends");
-        let was_empty = self.channel.is_empty();
-        self.channel.extend((1..).zip(arrivals).map(|(i, &a)| (a, cell(i))));
-        arrivals.first().copied().filter(|_| was_empty)
     }
 
     /// Takes the head cell off the link (its arrival is due).

@@ -284,23 +284,33 @@ proptest::proptest! {
     /// Frames of random sizes at random gaps, some overflowing the buffer:
     /// taken at once (`offer_frame`) they leave the port as one offer per
     /// cell does, and each accepted cell reaches the far end at the same
-    /// time.
+    /// time; taken and put on the link at once (`offer_frame_onto_link`),
+    /// the link holds what one `put_on_link` per accepted cell puts there,
+    /// and the link's head is due when that says.
     #[test]
     fn prop_a_frame_taken_at_once_is_its_cells_offered_one_by_one(
         buffer in 1u32..400,
         frames in proptest::collection::vec((0u64..600_000_000, 0u16..2, 1u32..300), 1..40),
+        late in proptest::bool::ANY,
     ) {
-        let (mut whole, mut cells) = (pipelined_port(buffer), pipelined_port(buffer));
-        let mut now = SimTime::ZERO;
+        let (mut whole, mut onto_link, mut cells) = (pipelined_port(buffer), pipelined_port(buffer), pipelined_port(buffer));
+        // Late, the slots run past 2^64 ps ("never") within a few frames.
+        let mut now = if late { SimTime::from_ps(u64::MAX - 200_000_000) } else { SimTime::ZERO };
         let mut arrivals = Vec::new();
         for (gap, vc, n) in frames {
             now = now.saturating_add(Duration::from_ps(gap));
             arrivals.clear();
             let taken = whole.offer_frame(now, vc, n, &mut arrivals);
-            let one_by_one: Vec<Option<SimTime>> = frame(vc, n)
-                .into_iter()
-                .map(|c| match cells.offer(now, c) {
-                    Offer::Departs { arrival, .. } => Some(arrival),
+            let this_frame = frame(vc, n);
+            let (taken_onto_link, head) = onto_link.offer_frame_onto_link(now, vc, n, |i| this_frame[i as usize - 1]);
+            let mut heads = Vec::new();
+            let one_by_one: Vec<Option<SimTime>> = this_frame
+                .iter()
+                .map(|&c| match cells.offer(now, c) {
+                    Offer::Departs { arrival, cell } => {
+                        heads.extend(cells.put_on_link(arrival, cell));
+                        Some(arrival)
+                    }
                     Offer::Dropped(DropReason::Overflow) => None,
                     other => panic!("{other:?}"),
                 })
@@ -308,16 +318,31 @@ proptest::proptest! {
             let expected: Vec<SimTime> = one_by_one.iter().map_while(|a| *a).collect();
             proptest::prop_assert!(one_by_one[expected.len()..].iter().all(Option::is_none));
             proptest::prop_assert_eq!(taken as usize, expected.len());
+            proptest::prop_assert_eq!(taken_onto_link, taken);
             proptest::prop_assert_eq!(&arrivals, &expected);
+            proptest::prop_assert_eq!(head, heads.first().copied());
+            // The links are emptied of the cells that have arrived by the
+            // next frame, as arrival events would.
+            let next = now.saturating_add(Duration::from_ps(300_000_000));
+            while onto_link.next_arrival().is_some_and(|t| t < next) {
+                proptest::prop_assert_eq!(onto_link.take_arrival(), cells.take_arrival());
+            }
+            proptest::prop_assert_eq!(onto_link.next_arrival(), cells.next_arrival());
         }
+        while cells.next_arrival().is_some() {
+            proptest::prop_assert_eq!(onto_link.take_arrival(), cells.take_arrival());
+        }
+        proptest::prop_assert_eq!(onto_link.next_arrival(), None);
         let end = now.saturating_add(Duration::from_ms(1));
-        whole.settle(end);
-        cells.settle(end);
+        for p in [&mut whole, &mut onto_link, &mut cells] {
+            p.settle(end);
+        }
         let counts = |p: &Port| {
             (p.stats.cells_in, p.stats.cells_out, p.stats.dropped_overflow, p.stats.per_category, p.accepted,
              p.queued(), p.max_queue(), p.mean_queue(end).to_bits(), p.vcs.iter().map(|v| (v.dropped, v.frame_start)).collect::<Vec<_>>())
         };
         proptest::prop_assert_eq!(counts(&whole), counts(&cells));
+        proptest::prop_assert_eq!(counts(&onto_link), counts(&cells));
     }
 }
 

@@ -531,7 +531,9 @@ impl Simulation {
     #[inline]
     pub(super) fn offer_frame(&mut self, p: PortId, label: VcLabel, pdu: PduId, vc: u16, cells: u32) {
         let now = self.k.now;
-        let cell = |i: u32| Cell::new(label, pdu, if i == cells { Pti::DATA_EOF } else { Pti::DATA }, false, vc);
+        let (data, end) =
+            (Cell::new(label, pdu, Pti::DATA, false, vc), Cell::new(label, pdu, Pti::DATA_EOF, false, vc));
+        let cell = |i: u32| if i == cells { end } else { data };
         if self.is_controlled(p) {
             for i in 1..=cells {
                 self.offer_at_controlled(p, now, cell(i));
@@ -541,9 +543,7 @@ impl Simulation {
             // the state and the cells on the link that one offer per cell
             // gives (`Port::offer_frame`; with elision off no port is
             // pipelined, so the reference runs the loop below).
-            let mut arrivals = std::mem::take(&mut self.net.frame_arrivals);
             let port = &mut self.net.ports[p.idx()];
-            let taken = port.offer_frame(now, vc, cells, &mut arrivals);
             // Onto a plain link into a switch the cells go at once, as
             // `put_on_link` puts them one by one: no loss to draw, no
             // capture to write, no eager hop, no frame end to schedule.
@@ -552,19 +552,25 @@ impl Simulation {
                 && !port.vcs[usize::from(vc)].eager
                 && self.net.capture.is_none()
             {
-                if let Some(t) = port.put_run_on_link(&arrivals, cell) {
+                let (taken, head) = port.offer_frame_onto_link(now, vc, cells, cell);
+                if let Some(t) = head {
                     self.link_head_due(p, t);
                 }
+                for i in taken + 1..=cells {
+                    self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
+                }
             } else {
+                let mut arrivals = std::mem::take(&mut self.net.frame_arrivals);
+                let taken = port.offer_frame(now, vc, cells, &mut arrivals);
                 for (i, &arrival) in (1..).zip(&arrivals) {
                     self.put_on_link(p, arrival, cell(i));
                 }
+                for i in taken + 1..=cells {
+                    self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
+                }
+                arrivals.clear();
+                self.net.frame_arrivals = arrivals;
             }
-            for i in taken + 1..=cells {
-                self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
-            }
-            arrivals.clear();
-            self.net.frame_arrivals = arrivals;
         } else {
             for i in 1..=cells {
                 self.offer_to_port(p, now, cell(i));
