@@ -87,6 +87,13 @@ pub trait AdmissionRule {
     fn uses_per_vc_occupancy(&self) -> bool {
         true
     }
+    /// Whether the policy judges a frame at its first cell alone and admits
+    /// every later cell of it ([`Verdict::Admit`] whenever
+    /// `first_cell_of_frame` is false; the cell then fits or overflows): a
+    /// port may then skip the rule for those cells. Conservative default.
+    fn judges_first_cells_only(&self) -> bool {
+        false
+    }
 }
 
 /// Plain UBR: drop cells when the buffer is full.
@@ -99,6 +106,9 @@ impl AdmissionRule for TailDrop {
     }
     fn on_overflow(&self) -> OverflowAction {
         OverflowAction::DropCell
+    }
+    fn judges_first_cells_only(&self) -> bool {
+        true
     }
     fn keeps_end_of_frame(&self) -> bool {
         false
@@ -123,6 +133,9 @@ impl AdmissionRule for Ppd {
     }
     fn on_overflow(&self) -> OverflowAction {
         OverflowAction::DiscardRestOfFrame
+    }
+    fn judges_first_cells_only(&self) -> bool {
+        true
     }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
@@ -165,6 +178,9 @@ impl AdmissionRule for Epd {
     fn on_overflow(&self) -> OverflowAction {
         OverflowAction::DiscardRestOfFrame
     }
+    fn judges_first_cells_only(&self) -> bool {
+        true
+    }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
     }
@@ -205,6 +221,9 @@ impl AdmissionRule for SelectiveDrop {
     fn on_overflow(&self) -> OverflowAction {
         OverflowAction::DiscardRestOfFrame
     }
+    fn judges_first_cells_only(&self) -> bool {
+        true
+    }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
     }
@@ -238,6 +257,9 @@ impl AdmissionRule for Fba {
     }
     fn on_overflow(&self) -> OverflowAction {
         OverflowAction::DiscardRestOfFrame
+    }
+    fn judges_first_cells_only(&self) -> bool {
+        true
     }
     fn keeps_end_of_frame(&self) -> bool {
         self.keep_end_of_frame
@@ -298,6 +320,9 @@ impl AdmissionRule for DropPolicy {
     fn uses_per_vc_occupancy(&self) -> bool {
         dispatch!(self, p => p.uses_per_vc_occupancy())
     }
+    fn judges_first_cells_only(&self) -> bool {
+        dispatch!(self, p => p.judges_first_cells_only())
+    }
 }
 
 impl DropPolicy {
@@ -339,6 +364,39 @@ mod tests {
         let mut mid = ctx(800, 1000, 300, 4);
         mid.first_cell_of_frame = false;
         assert_eq!(sd.admit(&mid), Verdict::Admit, "decisions are per frame");
+    }
+
+    proptest::proptest! {
+        /// A policy that says it judges frames at their first cells only
+        /// admits every later cell, whatever the buffer holds (a port
+        /// skips the rule for those cells on its word).
+        #[test]
+        fn prop_a_policy_judging_first_cells_only_admits_the_rest(
+            x in 0u32..2_000,
+            k in 1u32..2_000,
+            y in 0u32..2_000,
+            na in 0u32..64,
+            threshold in 0u32..2_000,
+            z in 0.0f64..4.0,
+            eof in proptest::bool::ANY,
+            clp in proptest::bool::ANY,
+        ) {
+            let policies = [
+                DropPolicy::TailDrop(TailDrop),
+                DropPolicy::Ppd(Ppd { keep_end_of_frame: true }),
+                DropPolicy::Epd(Epd { threshold, strict: eof, keep_end_of_frame: true, keep_end_of_refused_frame: false }),
+                DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z, keep_end_of_frame: true }),
+                DropPolicy::Fba(Fba { threshold, z, keep_end_of_frame: true }),
+            ];
+            let mut later = ctx(x, k, y, na);
+            later.first_cell_of_frame = false;
+            later.end_of_frame = eof;
+            later.clp = clp;
+            for mut p in policies {
+                proptest::prop_assert!(p.judges_first_cells_only(), "{}", p.name());
+                proptest::prop_assert_eq!(p.admit(&later), Verdict::Admit, "{}", p.name());
+            }
+        }
     }
 
     #[test]

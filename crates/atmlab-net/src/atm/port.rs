@@ -417,6 +417,10 @@ pub struct Port {
     /// with no CLP threshold: a cell is accepted if its pool has room, and
     /// `offer` skips the policies (set by `finalize`).
     tail_drop: bool,
+    /// Every category present has a policy that judges frames at their
+    /// first cells alone (`judges_first_cells_only`): `offer` skips the
+    /// policy for a frame's later cells (set by `finalize`).
+    judged_at_first: bool,
     queue_of: [u8; 4],
     pool_of: [u8; 4],
     max_queued: u32,
@@ -525,6 +529,7 @@ impl Port {
             before_mark: Vec::new(),
             beyond: Duration::ZERO,
             tail_drop: false,
+            judged_at_first: false,
             last_tx: SimTime::MAX,
             accepted: 0,
             wait_area: 0,
@@ -586,6 +591,7 @@ impl Port {
         debug_assert!(self.accepted == 0, "policies are set before any traffic");
         self.policies[category.index()] = policy;
         self.tail_drop = false; // until `finalize` looks again
+        self.judged_at_first = false;
     }
 
     /// The drop policy of `category`.
@@ -634,6 +640,7 @@ impl Port {
         let policies = self.vcs.len() == 1 || present.iter().all(|&c| !self.policies[c].uses_per_vc_occupancy());
         self.tail_drop = self.clp_threshold.is_none()
             && present.iter().all(|&c| matches!(self.policies[c], DropPolicy::TailDrop(_)));
+        self.judged_at_first = present.iter().all(|&c| self.policies[c].judges_first_cells_only());
         let fifo = self.scheduler.is_fifo_for_one_queue();
         self.mode = if allow_pipelining && one_queue && one_pool && policies && fifo {
             PortMode::Pipelined
@@ -725,25 +732,33 @@ impl Port {
                 }
             }
             Discard::No => {
-                // A pipelined port keeps no per-VC counts: its policies
-                // read none, or it has one VC, whose queue is the port's
-                // (`finalize`).
-                let (vc_occupancy, active_vcs) = match self.mode {
-                    PortMode::Pipelined => (occupancy, u32::from(occupancy > 0)),
-                    PortMode::Slotted => (vc.occupancy, self.active_vcs[pool]),
+                // A frame's later cells need no rule where every policy
+                // judges frames at their first cells (`finalize`): most
+                // cells, at a port with frame-based discard.
+                let verdict = if vc.frame_start || !self.judged_at_first {
+                    // A pipelined port keeps no per-VC counts: its policies
+                    // read none, or it has one VC, whose queue is the port's
+                    // (`finalize`).
+                    let (vc_occupancy, active_vcs) = match self.mode {
+                        PortMode::Pipelined => (occupancy, u32::from(occupancy > 0)),
+                        PortMode::Slotted => (vc.occupancy, self.active_vcs[pool]),
+                    };
+                    let ctx = AdmitContext {
+                        first_cell_of_frame: vc.frame_start,
+                        end_of_frame: eof,
+                        clp: cell.clp(),
+                        pool_occupancy: occupancy,
+                        pool_limit: self.pool_limit[pool],
+                        vc_occupancy,
+                        active_vcs,
+                    };
+                    self.policies[c].admit(&ctx)
+                } else {
+                    Verdict::Admit
                 };
-                let ctx = AdmitContext {
-                    first_cell_of_frame: vc.frame_start,
-                    end_of_frame: eof,
-                    clp: cell.clp(),
-                    pool_occupancy: occupancy,
-                    pool_limit: self.pool_limit[pool],
-                    vc_occupancy,
-                    active_vcs,
-                };
-                let policy = &mut self.policies[c];
+                let policy = &self.policies[c];
                 let clp_full = cell.clp() && self.clp_threshold.is_some_and(|t| occupancy >= t);
-                match policy.admit(&ctx) {
+                match verdict {
                     Verdict::Admit if clp_full => {
                         if policy.on_overflow() == OverflowAction::DiscardRestOfFrame {
                             vc.discard = Discard::Partial;

@@ -465,3 +465,71 @@ proptest::proptest! {
         proptest::prop_assert_eq!(counts(&fast), counts(&slow));
     }
 }
+
+proptest::proptest! {
+    /// Where every policy judges frames at their first cells alone, `offer`
+    /// skips the policy for a frame's later cells: the port drops, sends
+    /// and counts as the port that asks the policy for every cell. Frames
+    /// of two UBR VCs and a VBR VC (tail drop) interleave at random,
+    /// some cells tagged, into a small buffer with a CLP threshold or none.
+    #[test]
+    fn prop_a_frames_later_cells_need_no_policy(
+        buffer in 4u32..200,
+        kind in 0usize..5,
+        threshold in 0.0f64..1.0,
+        z in 0.3f64..1.5,
+        clp_threshold in proptest::option::of(0.0f64..1.0),
+        cells in proptest::collection::vec((0u64..6_000_000, 0u16..3, 0u32..6, proptest::bool::ANY), 1..400),
+    ) {
+        use crate::atm::{Fba, SelectiveDrop};
+        let threshold = (f64::from(buffer) * threshold) as u32;
+        let policy = [
+            DropPolicy::TailDrop(TailDrop),
+            DropPolicy::Ppd(Ppd { keep_end_of_frame: true }),
+            DropPolicy::Epd(Epd::new(threshold)),
+            DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z, keep_end_of_frame: true }),
+            DropPolicy::Fba(Fba { threshold, z, keep_end_of_frame: false }),
+        ][kind];
+        let build = || {
+            let mut p = port(buffer, policy);
+            p.clp_threshold = clp_threshold.map(|f| (f64::from(buffer) * f) as u32);
+            p.finalize(false);
+            p
+        };
+        let (mut fast, mut reference) = (build(), build());
+        proptest::prop_assert!(fast.judged_at_first);
+        reference.judged_at_first = false;
+        let mut slots: [Option<SimTime>; 2] = [None, None];
+        let mut out: [Vec<(SimTime, Cell)>; 2] = [Vec::new(), Vec::new()];
+        let mut now = SimTime::ZERO;
+        for (gap, vc, ends, clp) in cells {
+            now = now.saturating_add(Duration::from_ps(gap));
+            // A frame ends with about one cell in six.
+            let pti = if ends == 0 { Pti::DATA_EOF } else { Pti::DATA };
+            let cell = Cell::new(VcLabel::new(0, 32 + vc), PduId::NONE, pti, clp, vc);
+            let mut verdicts = Vec::new();
+            for (i, p) in [&mut fast, &mut reference].into_iter().enumerate() {
+                while let Some(s) = slots[i].filter(|s| *s < now) {
+                    let tx = p.transmit(s);
+                    out[i].push((tx.arrival, tx.cell));
+                    slots[i] = tx.next_slot;
+                }
+                verdicts.push(match p.offer(now, cell) {
+                    Offer::Queued { wake } => {
+                        slots[i] = slots[i].or(wake);
+                        None
+                    }
+                    Offer::Dropped(why) => Some(why),
+                    other => panic!("{other:?}"),
+                });
+            }
+            proptest::prop_assert_eq!(verdicts[0], verdicts[1], "{:?} at {}", cell, now);
+        }
+        let counts = |p: &Port| {
+            (p.stats.cells_in, p.stats.cells_out, p.stats.dropped_overflow, p.stats.dropped_frame, p.stats.dropped_clp,
+             p.accepted, p.max_queue(), p.vcs.iter().map(|v| (v.dropped, v.frame_start, v.discard)).collect::<Vec<_>>())
+        };
+        proptest::prop_assert_eq!(&out[0], &out[1]);
+        proptest::prop_assert_eq!(counts(&fast), counts(&reference));
+    }
+}
