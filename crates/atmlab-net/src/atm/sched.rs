@@ -78,19 +78,18 @@ impl Scheduler for GuaranteedRate {
     #[inline]
     fn select(&mut self, queues: &[VecDeque<Cell>]) -> Option<usize> {
         let g = self.queue;
-        let backlogged = queues.get(g).is_some_and(|q| !q.is_empty());
-        let other = queues.iter().enumerate().position(|(i, q)| i != g && !q.is_empty());
-        if backlogged {
+        // The first other queue with a cell, by priority: looked for only
+        // when the guaranteed queue does not take the slot on its credit.
+        let other = || queues.iter().enumerate().position(|(i, q)| i != g && !q.is_empty());
+        if queues.get(g).is_some_and(|q| !q.is_empty()) {
             self.credit = (self.credit + self.num).min(self.den);
             if self.credit >= self.den && self.num > 0 {
                 self.credit -= self.den;
                 return Some(g);
             }
-            if other.is_none() {
-                return Some(g);
-            }
+            return Some(other().unwrap_or(g));
         }
-        other
+        other()
     }
     fn is_fifo_for_one_queue(&self) -> bool {
         true
@@ -407,6 +406,57 @@ mod tests {
         let mut strict = StrictPriority;
         let (mut a, mut b) = (queues(50, 50), queues(50, 50));
         assert_eq!(serve(&mut zero, &mut a, 100), serve(&mut strict, &mut b, 100));
+    }
+
+    /// The guaranteed-rate choice as first written: the other queues
+    /// scanned every slot, whether the guaranteed queue's credit takes it
+    /// or not.
+    fn gr_select_scanning_every_slot(s: &mut GuaranteedRate, queues: &[VecDeque<Cell>]) -> Option<usize> {
+        let g = s.queue;
+        let backlogged = queues.get(g).is_some_and(|q| !q.is_empty());
+        let other = queues.iter().enumerate().position(|(i, q)| i != g && !q.is_empty());
+        if backlogged {
+            s.credit = (s.credit + s.num).min(s.den);
+            if s.credit >= s.den && s.num > 0 {
+                s.credit -= s.den;
+                return Some(g);
+            }
+            if other.is_none() {
+                return Some(g);
+            }
+        }
+        other
+    }
+
+    proptest::proptest! {
+        /// Queues filling and emptying at random, any fraction and
+        /// guaranteed queue: the scan only when the credit does not take
+        /// the slot chooses as the scan every slot does.
+        #[test]
+        fn prop_gr_scans_the_others_only_when_it_must(
+            den in 1u64..20,
+            num in 0u64..20,
+            g in 0usize..4,
+            ops in proptest::collection::vec((0usize..4, 0u8..3), 1..500),
+        ) {
+            let num = num.min(den);
+            let (mut fast, mut reference) = (GuaranteedRate::new(num, den, g), GuaranteedRate::new(num, den, g));
+            let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, Pti::DATA, false, 0);
+            let mut q: Vec<VecDeque<Cell>> = (0..4).map(|_| VecDeque::new()).collect();
+            for (i, what) in ops {
+                // Add a cell to queue `i`, or serve a slot (twice as often).
+                if what == 0 {
+                    q[i].push_back(cell);
+                    continue;
+                }
+                let want = gr_select_scanning_every_slot(&mut reference, &q);
+                proptest::prop_assert_eq!(fast.select(&q), want);
+                proptest::prop_assert_eq!(fast, reference);
+                if let Some(k) = want {
+                    q[k].pop_front();
+                }
+            }
+        }
     }
 
     #[test]
