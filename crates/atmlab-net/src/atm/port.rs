@@ -921,8 +921,9 @@ impl Port {
     /// [`offer_frame`](Self::offer_frame), then the accepted cells onto a
     /// plain link into a switch, in one pass: the same state, and on the
     /// link what [`put_on_link`](Self::put_on_link) puts there called for
-    /// each in turn, the `i`-th (from 1) being `cell(i)`. Returns how many were accepted, and the
-    /// first's arrival if the link was empty (its head needs an event).
+    /// each in turn, the `i`-th (from 1) being `cell(i)`. Returns how many
+    /// were accepted, and the first's arrival if the link was empty (its
+    /// head needs an event).
     ///
     /// A frame's cells take consecutive slots from the first's, so what
     /// `pipeline_slot` keeps per cell is kept once per frame: the last

@@ -547,7 +547,7 @@ impl Simulation {
             // Onto a plain link into a switch the cells go at once, as
             // `put_on_link` puts them one by one: no loss to draw, no
             // capture to write, no eager hop, no frame end to schedule.
-            if port.is_lossless()
+            let taken = if port.is_lossless()
                 && !port.is_to_host()
                 && !port.vcs[usize::from(vc)].eager
                 && self.net.capture.is_none()
@@ -556,20 +556,19 @@ impl Simulation {
                 if let Some(t) = head {
                     self.link_head_due(p, t);
                 }
-                for i in taken + 1..=cells {
-                    self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
-                }
+                taken
             } else {
                 let mut arrivals = std::mem::take(&mut self.net.frame_arrivals);
                 let taken = port.offer_frame(now, vc, cells, &mut arrivals);
                 for (i, &arrival) in (1..).zip(&arrivals) {
                     self.put_on_link(p, arrival, cell(i));
                 }
-                for i in taken + 1..=cells {
-                    self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
-                }
                 arrivals.clear();
                 self.net.frame_arrivals = arrivals;
+                taken
+            };
+            for i in taken + 1..=cells {
+                self.lose_cell(p, cell(i), drop_reason(crate::atm::DropReason::Overflow));
             }
         } else {
             for i in 1..=cells {
