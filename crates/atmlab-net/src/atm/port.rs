@@ -309,6 +309,12 @@ pub struct PortVc {
     /// ABR switching, a capture) acts on the cell: it passes through that
     /// port in one step (set by the simulation; `Simulation::pass_into_host`).
     pub into_host: bool,
+    /// Where this link ends, nothing acts on the VC's cells before the next
+    /// port (no policer, no ABR switching, VS/VD or capture), and that port
+    /// offers a frame's later cells the short way ([`Port::offer_later`]):
+    /// the link's alike cells are taken that way (set by the simulation;
+    /// `Simulation::on_link_arrival`).
+    pub later_short: bool,
     /// The usage parameter control that polices this VC where the link
     /// ends (an index into the simulation's policers), or [`NO_UPC`].
     pub upc: u32,
@@ -335,6 +341,7 @@ impl PortVc {
             next,
             eager: false,
             into_host: false,
+            later_short: false,
             upc: NO_UPC,
             feedback: None,
             vs: None,
@@ -402,6 +409,9 @@ pub struct Port {
     /// one, the port's own counters are the category's).
     per_category: bool,
     to_host: bool,
+    /// Some VC's later cells are taken the short way where the link ends
+    /// ([`PortVc::later_short`]; [`note_later_short`](Port::note_later_short)).
+    later_short: bool,
     /// The categories of the port's VCs (bit `c` for category index `c`).
     categories: u8,
     /// One queue per VC (`config.queueing` is `PerVc`).
@@ -553,6 +563,7 @@ impl Port {
             per_category: false,
             channel: VecDeque::with_capacity(64),
             to_host: false,
+            later_short: false,
             due: VecDeque::new(),
             rm_due: VecDeque::new(),
             loss: LinkLoss::None,
@@ -708,12 +719,64 @@ impl Port {
     /// exists, it costs instructions per cell: `docs/benchmark.md`).
     #[inline(always)]
     pub fn offer(&mut self, now: SimTime, cell: Cell) -> Offer {
-        let eof = cell.is_end_of_frame();
+        self.offer_as::<false>(now, cell)
+    }
+
+    /// A frame's later cell (not its first, not its end) arriving at `now`:
+    /// what [`offer`](Self::offer) gives, without asking the policy where it
+    /// would only admit the cell. That is the case at a port that offers
+    /// later cells the short way ([`offers_later_cells`](Self::offers_later_cells)),
+    /// for a VC in the middle of an admitted frame (no discard under way),
+    /// with room in the cell's pool and no CLP threshold the cell could
+    /// cross; anything else, `offer` itself (out of line: it drops, or the
+    /// port is of another kind). The link's alike cells come this way
+    /// (`Simulation::on_link_arrival`): most cells into a bottleneck that
+    /// judges frames, where a source sends a frame at a time.
+    #[inline(always)]
+    pub fn offer_later(&mut self, now: SimTime, cell: Cell) -> Offer {
+        self.offer_as::<true>(now, cell)
+    }
+
+    /// Whether [`offer_later`](Self::offer_later) takes a frame's later
+    /// cells the short way here (when it has room): a slotted port whose
+    /// every policy judges frames at their first cells.
+    #[inline]
+    pub fn offers_later_cells(&self) -> bool {
+        self.mode == PortMode::Slotted && (self.judged_at_first || self.tail_drop)
+    }
+
+    /// [`offer`](Self::offer), out of line: for a later cell that
+    /// [`offer_later`](Self::offer_later) does not take the short way.
+    #[inline(never)]
+    fn offer_out_of_line(&mut self, now: SimTime, cell: Cell) -> Offer {
+        self.offer(now, cell)
+    }
+
+    /// [`offer`](Self::offer) (`LATER` false) or
+    /// [`offer_later`](Self::offer_later) (true): one body, so that the
+    /// short way queues a cell exactly as the long one does.
+    #[inline(always)]
+    fn offer_as<const LATER: bool>(&mut self, now: SimTime, cell: Cell) -> Offer {
+        // A later cell is never a frame's end (its caller's word).
+        let eof = !LATER && cell.is_end_of_frame();
         let c = self.vcs[cell.vc() as usize].category.index();
         let pool = self.pool_of[c] as usize;
+        if LATER {
+            debug_assert!(!cell.is_end_of_frame(), "a frame's later cell is not its end");
+            let vc = &self.vcs[cell.vc() as usize];
+            let short = self.offers_later_cells()
+                && !vc.frame_start
+                && vc.discard == Discard::No
+                && self.pool_occ[pool] < self.pool_limit[pool]
+                && !(cell.clp() && self.clp_threshold.is_some_and(|t| self.pool_occ[pool] >= t));
+            if !short {
+                return self.offer_out_of_line(now, cell);
+            }
+        }
         // A pipelined port's cells all share one pool, whose occupancy is the
         // number of cells not yet started.
         let occupancy = match self.mode {
+            _ if LATER => self.pool_occ[pool],
             PortMode::Pipelined => self.pipeline_queued(now),
             PortMode::Slotted => self.pool_occ[pool],
         };
@@ -723,6 +786,9 @@ impl Port {
         let room = occupancy < self.pool_limit[pool];
 
         let accept = match vc.discard {
+            // The short way: the policy would admit the cell, it has room
+            // and crosses no CLP threshold (checked above).
+            _ if LATER => Ok(()),
             // Tail drop never discards a frame (`vc.discard` stays `No`).
             _ if self.tail_drop => {
                 if room {
@@ -782,9 +848,12 @@ impl Port {
             Discard::Whole if eof && room && self.policies[c].keeps_end_of_refused_frame() => Ok(()),
             Discard::Partial | Discard::Whole => Err(DropReason::FrameDiscard),
         };
-        vc.frame_start = eof;
-        if eof {
-            vc.discard = Discard::No;
+        // (A later cell leaves both as they are: in the middle of a frame.)
+        if !LATER {
+            vc.frame_start = eof;
+            if eof {
+                vc.discard = Discard::No;
+            }
         }
         match accept {
             Err(reason) => {
@@ -1347,6 +1416,19 @@ impl Port {
         self.to_host
     }
 
+    /// Notes whether some VC's later cells are taken the short way where
+    /// the link ends (after the simulation set [`PortVc::later_short`]).
+    pub fn note_later_short(&mut self) {
+        self.later_short = self.vcs.iter().any(|v| v.later_short);
+    }
+
+    /// Whether some VC's later cells may be taken the short way where the
+    /// link ends ([`PortVc::later_short`]).
+    #[inline]
+    pub fn has_later_short(&self) -> bool {
+        self.later_short
+    }
+
     /// Puts a cell on the link. Returns the time of the arrival event the
     /// caller must schedule, if one is needed: for a link into a switch, when
     /// the cell is the new head of the link; for a link into a host, when it
@@ -1401,6 +1483,13 @@ impl Port {
     #[inline]
     pub fn next_arrival(&self) -> Option<SimTime> {
         self.channel.front().map(|(t, _)| *t)
+    }
+
+    /// Into a switch: whether the head cell is alike to `cell` (the same
+    /// VC, payload type, CLP and PDU: a frame's cells before its end).
+    #[inline]
+    pub fn next_is(&self, cell: Cell) -> bool {
+        self.channel.front().is_some_and(|&(_, c)| c == cell)
     }
 
     /// Asks for the cache line of the cell `ahead` places behind the head

@@ -145,14 +145,14 @@ struct EfficiencyRef {
 
 impl Simulation {
     fn new(mut b: NetworkBuilder, meta: RunMeta, duration: Duration) -> Simulation {
-        Self::plan(&mut b);
-        let elide = b.event_elision;
-        let vs_vd = !b.vs_vd.is_empty();
-        let abr_controls = std::mem::take(&mut b.abr_controls);
         // Cells entering switches take the slower path only if something
         // there needs them: a controller, a VS/VD switch, an input tap.
         let abr_switching =
-            !abr_controls.is_empty() || !b.vs_vd.is_empty() || b.capture.as_ref().is_some_and(|c| c.has_input_taps());
+            !b.abr_controls.is_empty() || !b.vs_vd.is_empty() || b.capture.as_ref().is_some_and(|c| c.has_input_taps());
+        Self::plan(&mut b, abr_switching);
+        let elide = b.event_elision;
+        let vs_vd = !b.vs_vd.is_empty();
+        let abr_controls = std::mem::take(&mut b.abr_controls);
         let port_is_switch = b.port_owner.iter().map(|o| matches!(o, NodeRef::Switch(_))).collect();
         let trace = b.trace.take().map(|(spec, out)| Box::new(trace::Trace::new(&spec, b.trace_names(), out)));
         let mut sim = Simulation {
@@ -192,8 +192,9 @@ impl Simulation {
     /// pipelined FIFO ports, eager hops into pipelined ports that only one
     /// link feeds, and frame-end events on links into hosts. With event
     /// elision off every port is slotted and every cell-hop is an event: the
-    /// reference the optimised runs are tested against.
-    fn plan(b: &mut NetworkBuilder) {
+    /// reference the optimised runs are tested against. `switching`: cells
+    /// entering switches take the slower path (`Controls::switching`).
+    fn plan(b: &mut NetworkBuilder, switching: bool) {
         for port in &mut b.ports {
             let (mut rate, mut line) = (port.rate, port.line);
             if b.clock_ppm > 0.0 {
@@ -320,6 +321,20 @@ impl Simulation {
                     && vc.vs.is_none()
                     && matches!(vc.next, NextHop::Port { port: q, .. } if passes[q.idx()]);
             }
+        }
+        // A frame's later cells into a port that judges frames at their
+        // first cells: offered the short way when nothing where the link
+        // ends acts on them (`Simulation::on_link_arrival`).
+        let short: Vec<bool> = b.ports.iter().map(|q| q.offers_later_cells()).collect();
+        for port in &mut b.ports {
+            for vc in &mut port.vcs {
+                vc.later_short = elide
+                    && !switching
+                    && !vc.eager
+                    && vc.upc == crate::atm::NO_UPC
+                    && matches!(vc.next, NextHop::Port { port: q, .. } if short[q.idx()]);
+            }
+            port.note_later_short();
         }
         // A slotted port whose cells all go on into hosts by eager hops
         // runs its slots late until a cell a host acts on could leave
@@ -480,7 +495,7 @@ impl Simulation {
     /// memory guard is due, or the run has stopped, the event goes to the
     /// loop, which checks them. Off in the reference mode (event elision
     /// off).
-    #[inline]
+    #[inline(always)]
     pub(super) fn run_ahead(&mut self, t: SimTime, class: EventClass, key: u64) -> bool {
         if !self.k.run_ahead
             || self.k.stopped.is_some()

@@ -26,7 +26,15 @@
 //! handled at once, without the heap, when it is the loop's next event
 //! (`Simulation::run_ahead`, `EventQueue::take_keyed_if_next`); the events'
 //! order is the queue's. Guards: `test_arrivals_run_ahead_as_the_loop_would_take_them`,
-//! `prop_take_if_next_matches_a_push_and_a_pop`.
+//! `prop_take_if_next_matches_a_push_and_a_pop`. Nor is the short way of a
+//! frame's later cells, each still at its own time: cells alike to the one
+//! before them on a link (the same VC, payload type and PDU) go to the next
+//! port's `Port::offer_later`, which queues them as `offer` would without
+//! asking a policy that judges frames at their first cells, where nothing
+//! at the link's end acts on them (`PortVc::later_short`, set in
+//! `Simulation::plan`). Guards: `prop_a_later_cell_offered_the_short_way_is_offered`,
+//! `test_a_frames_later_cells_taken_the_short_way_give_the_reference_run`,
+//! `test_policed_frames_into_a_port_with_a_queue_per_vc_give_the_reference_run`.
 //!
 //! **Traffic from outside** (`sim/external.rs`). A packet injected at an
 //! external host is an event at a time no earlier than the end of the

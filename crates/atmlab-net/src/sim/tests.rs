@@ -527,6 +527,52 @@ fn policed_udp(
     b.build(RunMeta::default(), Duration::from_secs(1)).run().unwrap()
 }
 
+/// Hosts `a` and `b` send UDP to `z` through a switch port with a queue
+/// per VC and a CLP threshold; `a`'s VC is policed where it enters the
+/// switch (tagging, or discarding, what breaks a 10 Mbit/s PCR).
+fn policed_udp_per_vc(action: crate::atm::UpcAction, elide: bool) -> RunResult {
+    use crate::atm::{Conformance, Contract};
+    let mut b = NetworkBuilder::new(RngStreams::new(3, 0));
+    b.set_event_elision(elide);
+    let sw = NodeRef::Switch(b.add_switch("sw"));
+    let z = NodeRef::Host(b.add_host("z", 9180, Encapsulation::LlcSnap));
+    let port = PortConfig { queueing: Queueing::PerVc, clp_threshold: Some(20), ..switch_port(1000) };
+    let (out, _) = b.add_link(sw, z, oc3(), Duration::from_us(5), port.clone(), PortConfig::host_adapter()).unwrap();
+    b.shape_port(out, BitRate::from_bps(50_000_000).unwrap()).unwrap();
+    let pcr = BitRate::from_bps(10_000_000).unwrap();
+    for name in ["a", "b"] {
+        let h = NodeRef::Host(b.add_host(name, 9180, Encapsulation::LlcSnap));
+        b.add_link(h, sw, oc3(), Duration::from_us(5), PortConfig::host_adapter(), port.clone()).unwrap();
+        let vc = b.add_vc(&[h, sw, z], ServiceCategory::Ubr, None).unwrap();
+        if name == "a" {
+            let cbr = Contract { conformance: Conformance::Cbr1, pcr, cdvt: Duration::ZERO, scr: None };
+            b.add_upc("pvc", &vc, 1, cbr, action).unwrap();
+        }
+        let interval = Duration::from_us(if name == "a" { 700 } else { 1100 });
+        let params =
+            CbrParams { payload: 4000, interval, start: SimTime::ZERO, count: None, max_payload: None, record: None };
+        b.add_udp_cbr(name, &vc, params).unwrap();
+    }
+    b.build(RunMeta::default(), Duration::from_ms(300)).run().unwrap()
+}
+
+#[test]
+fn test_policed_frames_into_a_port_with_a_queue_per_vc_give_the_reference_run() {
+    // The port offers a frame's later cells the short way
+    // (`Port::offer_later`), but not those of a VC policed where the link
+    // ends: the policer must see, tag or discard each of them.
+    use crate::atm::UpcAction;
+    for action in [UpcAction::Tag, UpcAction::Discard] {
+        let (mut fast, mut slow) = (policed_udp_per_vc(action, true), policed_udp_per_vc(action, false));
+        let u = &fast.upc[0];
+        assert!(u.tagged + u.discarded > 0, "{action:?}: {u:?}");
+        let sw = fast.ports.iter().find(|p| p.name == "sw->z").unwrap();
+        assert!(action == UpcAction::Discard || sw.dropped_clp > 0, "{sw:?}");
+        (fast.events, slow.events) = (0, 0);
+        assert_eq!(fast, slow, "{action:?}");
+    }
+}
+
 #[test]
 fn test_upc_discards_an_unshaped_source_and_passes_a_shaped_one() {
     use crate::atm::{Conformance, Contract};
@@ -981,17 +1027,33 @@ fn per_vc_bottleneck(elide: bool, lossy: bool, delay: Duration, seconds: u64) ->
     per_vc_bottleneck_into(elide, lossy, delay, seconds, (oc3(), 100_000))
 }
 
+/// EXPERT's bottleneck port: a queue per VC, EPD at 800 of 1088 cells.
+fn expert_bottleneck() -> PortConfig {
+    use crate::atm::Epd;
+    let epd = Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(800) };
+    PortConfig { queueing: Queueing::PerVc, policies: [DropPolicy::Epd(epd); 4], ..switch_port(1088) }
+}
+
 /// [`per_vc_bottleneck`] with the last hop's rate and its ports' buffer
 /// (`last`): slower than the bottleneck's shaped rate, that port queues
 /// and drops.
 fn per_vc_bottleneck_into(elide: bool, lossy: bool, delay: Duration, seconds: u64, last: (BitRate, u32)) -> Simulation {
-    use crate::atm::Epd;
+    per_vc_bottleneck_as(elide, lossy, delay, seconds, last, expert_bottleneck())
+}
+
+/// [`per_vc_bottleneck_into`] with the bottleneck port's configuration.
+fn per_vc_bottleneck_as(
+    elide: bool,
+    lossy: bool,
+    delay: Duration,
+    seconds: u64,
+    last: (BitRate, u32),
+    bottleneck: PortConfig,
+) -> Simulation {
     let mut b = NetworkBuilder::new(RngStreams::new(11, 0));
     b.set_event_elision(elide);
     let sw1 = NodeRef::Switch(b.add_switch("sw1"));
     let sw2 = NodeRef::Switch(b.add_switch("sw2"));
-    let epd = Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(800) };
-    let bottleneck = PortConfig { queueing: Queueing::PerVc, policies: [DropPolicy::Epd(epd); 4], ..switch_port(1088) };
     let (q, _) = b.add_link(sw1, sw2, oc3(), delay, bottleneck, switch_port(100_000)).unwrap();
     b.shape_port(q, BitRate::from_bps(37_440_000).unwrap()).unwrap();
     let tcp = TcpConfig { variant: TcpVariant::Reno, window: 52_224, ..TcpConfig::classic() };
@@ -1056,6 +1118,44 @@ fn test_a_bottleneck_waking_for_frame_ends_gives_the_reference_run() {
         if lossy {
             assert!(a.link_cells_lost > 0);
         }
+    }
+}
+
+#[test]
+fn test_a_frames_later_cells_taken_the_short_way_give_the_reference_run() {
+    // A frame's later cells reach a port that judges frames at their first
+    // cells by `Port::offer_later` (`Simulation::on_link_arrival`), which
+    // falls back on `offer` when the cell cannot simply be queued. Small
+    // buffers make frames overflow in the middle (PPD then drops the rest,
+    // tail drop each cell), EPD and Selective Drop refuse whole frames,
+    // per VC and shared queues: every number must be the reference's.
+    use crate::atm::{Epd, Ppd, SelectiveDrop, TailDrop};
+    let policies = [
+        (Queueing::PerVc, DropPolicy::TailDrop(TailDrop), 150),
+        (Queueing::PerVc, DropPolicy::Ppd(Ppd { keep_end_of_frame: true }), 200),
+        (Queueing::PerCategory, DropPolicy::TailDrop(TailDrop), 100),
+        (Queueing::PerVc, DropPolicy::Epd(Epd::new(60)), 100),
+        (
+            Queueing::PerVc,
+            DropPolicy::SelectiveDrop(SelectiveDrop { threshold: 100, z: 0.8, keep_end_of_frame: true }),
+            250,
+        ),
+    ];
+    for (queueing, policy, buffer) in policies {
+        let port = PortConfig { queueing, policies: [policy; 4], ..switch_port(buffer) };
+        let run = |elide| {
+            per_vc_bottleneck_as(elide, true, Duration::from_us(1), 1, (oc3(), 100_000), port.clone()).run().unwrap()
+        };
+        let (mut a, mut b) = (run(true), run(false));
+        let port = |r: &RunResult| r.ports.iter().find(|p| p.name == "sw1->sw2").unwrap().clone();
+        // EPD and Selective Drop refuse frames whole (their later cells
+        // meet a discard under way); the others overflow in the middle of
+        // frames.
+        let whole = matches!(policy, DropPolicy::Epd(_) | DropPolicy::SelectiveDrop(_));
+        assert!(port(&a).dropped > port(&a).dropped_overflow || !whole, "{policy:?}: frames are refused");
+        assert!(port(&a).dropped_overflow > 0 || whole, "{policy:?}: frames overflow the buffer");
+        (a.events, b.events) = (0, 0);
+        assert_eq!(a, b, "{policy:?}, {buffer} cells");
     }
 }
 

@@ -403,13 +403,51 @@ impl Simulation {
             let (_, cell) = port.take_arrival();
             let next = port.next_arrival();
             self.cell_arrives(p, self.k.now, cell);
-            let Some(t) = next else { return };
+            let Some(mut t) = next else { return };
             debug_assert_eq!(self.net.ports[p.idx()].next_arrival(), Some(t), "the link's head stayed");
+            let port = &self.net.ports[p.idx()];
+            if port.has_later_short()
+                && !cell.needs_host_event()
+                && port.next_is(cell)
+                && port.vcs[cell.vc() as usize].later_short
+            {
+                let to = port.vcs[cell.vc() as usize].next;
+                // The cells after it that are alike (a frame's later cells:
+                // the same VC, payload type and PDU), each at its own time,
+                // while each is the loop's next event: where `cell_arrives`
+                // would take them, without its checks (made once here).
+                while self.net.ports[p.idx()].next_is(cell) {
+                    if !self.run_ahead(t, ARRIVAL, u64::from(p.0)) {
+                        self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
+                        return;
+                    }
+                    let port = &mut self.net.ports[p.idx()];
+                    port.take_arrival();
+                    let next = port.next_arrival();
+                    self.k.counts.cell_hops += 1;
+                    self.later_cell_arrives(to, t, cell);
+                    let Some(n) = next else { return };
+                    t = n;
+                }
+            }
             if !self.run_ahead(t, ARRIVAL, u64::from(p.0)) {
                 self.k.queue.push_keyed(t, ARRIVAL, u64::from(p.0), Event::LinkArrival(p));
                 return;
             }
         }
+    }
+
+    /// A frame's later cell alike to one that went `to` (by a VC whose
+    /// `PortVc::later_short` is set) arrives at `at`: what
+    /// `cell_arrives`, `enter_switch` and `offer_to_port` do, with the
+    /// port's shorter offer for such a cell (`Port::offer_later`).
+    #[inline]
+    fn later_cell_arrives(&mut self, to: NextHop, at: SimTime, cell: Cell) {
+        let NextHop::Port { port, label, vc } = to else { unreachable!("later cells go to a port") };
+        let cell = cell.relabelled(label, vc);
+        self.run_slots(port, at, false);
+        let offer = self.net.ports[port.idx()].offer_later(at, cell);
+        self.offered(port, cell, offer);
     }
 
     /// `cell`, taken off link `link`, reaches the far end at `at`: by its
@@ -602,7 +640,15 @@ impl Simulation {
     #[inline(always)]
     fn offer_to_port_now(&mut self, p: PortId, at: SimTime, cell: Cell) {
         debug_assert!(self.net.ports[p.idx()].slot_due(at, false).is_none(), "the slots before the offer have run");
-        match self.net.ports[p.idx()].offer(at, cell) {
+        let offer = self.net.ports[p.idx()].offer(at, cell);
+        self.offered(p, cell, offer);
+    }
+
+    /// What port `p`'s answer to the offer of `cell` asks for: a wake-up or
+    /// slot event, the cell onto the link, or the cell lost.
+    #[inline(always)]
+    fn offered(&mut self, p: PortId, cell: Cell, offer: Offer) {
+        match offer {
             Offer::Queued { wake: Some(t) } => self.k.queue.push(t, SLOT, Event::PortSlot(p)),
             Offer::Queued { wake: None } => {}
             Offer::Departs { arrival, cell } => self.put_on_link(p, arrival, cell),
