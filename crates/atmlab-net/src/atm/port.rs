@@ -1085,12 +1085,12 @@ impl Port {
     pub fn offer_pipelined(&mut self, now: SimTime, cell: Cell) -> Option<SimTime> {
         debug_assert!(self.takes_frames());
         let eof = cell.is_end_of_frame();
-        let c = self.vcs[cell.vc() as usize].category.index();
-        let pool = self.pool_of[c] as usize;
         let occupancy = self.pipeline_queued(now);
+        let vc = &mut self.vcs[cell.vc() as usize];
+        let c = vc.category.index();
+        let pool = self.pool_of[c] as usize;
         self.stats.cells_in += 1;
         self.stats.per_category[c].cells_in += 1;
-        let vc = &mut self.vcs[cell.vc() as usize];
         vc.frame_start = eof;
         if eof {
             vc.discard = Discard::No;
