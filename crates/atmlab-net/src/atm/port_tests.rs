@@ -33,6 +33,29 @@ fn port_queued(queueing: Queueing, buffer: u32, ubr: DropPolicy) -> Port {
     p
 }
 
+/// The five drop policies, frame-based ones at `threshold` cells
+/// (Selective Drop and FBA with `z`).
+fn five_policies(threshold: u32, z: f64) -> [DropPolicy; 5] {
+    use crate::atm::{Fba, SelectiveDrop};
+    [
+        DropPolicy::TailDrop(TailDrop),
+        DropPolicy::Ppd(Ppd { keep_end_of_frame: true }),
+        DropPolicy::Epd(Epd::new(threshold)),
+        DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z, keep_end_of_frame: true }),
+        DropPolicy::Fba(Fba { threshold, z, keep_end_of_frame: false }),
+    ]
+}
+
+/// Runs port `p`'s slots that start before `now` (`slot`: its next, if
+/// busy), its cells and their arrivals onto `out`.
+fn send_before(p: &mut Port, slot: &mut Option<SimTime>, now: SimTime, out: &mut Vec<(SimTime, Cell)>) {
+    while let Some(s) = slot.filter(|s| *s < now) {
+        let tx = p.transmit(s);
+        out.push((tx.arrival, tx.cell));
+        *slot = tx.next_slot;
+    }
+}
+
 /// The cells of one `n`-cell frame of VC `slot`.
 fn frame(slot: u16, n: u32) -> Vec<Cell> {
     (0..n)
@@ -486,15 +509,7 @@ proptest::proptest! {
         clp_threshold in proptest::option::of(0.0f64..1.0),
         cells in proptest::collection::vec((0u64..6_000_000, 0u16..3, 0u32..6, proptest::bool::ANY), 1..400),
     ) {
-        use crate::atm::{Fba, SelectiveDrop};
-        let threshold = (f64::from(buffer) * threshold) as u32;
-        let policy = [
-            DropPolicy::TailDrop(TailDrop),
-            DropPolicy::Ppd(Ppd { keep_end_of_frame: true }),
-            DropPolicy::Epd(Epd::new(threshold)),
-            DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z, keep_end_of_frame: true }),
-            DropPolicy::Fba(Fba { threshold, z, keep_end_of_frame: false }),
-        ][kind];
+        let policy = five_policies((f64::from(buffer) * threshold) as u32, z)[kind];
         let build = || {
             let mut p = port(buffer, policy);
             p.clp_threshold = clp_threshold.map(|f| (f64::from(buffer) * f) as u32);
@@ -514,11 +529,7 @@ proptest::proptest! {
             let cell = Cell::new(VcLabel::new(0, 32 + vc), PduId::NONE, pti, clp, vc);
             let mut verdicts = Vec::new();
             for (i, p) in [&mut fast, &mut reference].into_iter().enumerate() {
-                while let Some(s) = slots[i].filter(|s| *s < now) {
-                    let tx = p.transmit(s);
-                    out[i].push((tx.arrival, tx.cell));
-                    slots[i] = tx.next_slot;
-                }
+                send_before(p, &mut slots[i], now, &mut out[i]);
                 verdicts.push(match p.offer(now, cell) {
                     Offer::Queued { wake } => {
                         slots[i] = slots[i].or(wake);
@@ -554,15 +565,7 @@ proptest::proptest! {
         clp_threshold in proptest::option::of(0.0f64..1.0),
         cells in proptest::collection::vec((0u64..6_000_000, 0u16..3, 0u32..8, 0u32..8), 1..400),
     ) {
-        use crate::atm::{Fba, SelectiveDrop};
-        let threshold = (f64::from(buffer) * threshold) as u32;
-        let policy = [
-            DropPolicy::TailDrop(TailDrop),
-            DropPolicy::Ppd(Ppd { keep_end_of_frame: true }),
-            DropPolicy::Epd(Epd::new(threshold)),
-            DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z: 0.8, keep_end_of_frame: true }),
-            DropPolicy::Fba(Fba { threshold, z: 0.8, keep_end_of_frame: false }),
-        ][kind];
+        let policy = five_policies((f64::from(buffer) * threshold) as u32, 0.8)[kind];
         let queueing = [Queueing::Fifo, Queueing::PerCategory, Queueing::PerVc][queueing];
         let build = || {
             let mut p = port_queued(queueing, buffer, policy);
@@ -585,11 +588,7 @@ proptest::proptest! {
             before[usize::from(vc)] = Some(cell);
             let mut verdicts = Vec::new();
             for (i, p) in [&mut fast, &mut reference].into_iter().enumerate() {
-                while let Some(s) = slots[i].filter(|s| *s < now) {
-                    let tx = p.transmit(s);
-                    out[i].push((tx.arrival, tx.cell));
-                    slots[i] = tx.next_slot;
-                }
+                send_before(p, &mut slots[i], now, &mut out[i]);
                 let offer = if later && i == 0 { p.offer_later(now, cell) } else { p.offer(now, cell) };
                 verdicts.push(match offer {
                     Offer::Queued { wake } => {
