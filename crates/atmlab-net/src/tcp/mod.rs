@@ -11,6 +11,7 @@
 //! See `docs/models/tcp.md` for the rules each variant follows and the choices
 //! made where sources differ.
 
+mod ranges;
 mod receiver;
 mod rtt;
 mod scoreboard;

@@ -11,6 +11,7 @@
 //! units of the MSS instead, as Solaris 2.5's `tcp_rput` and `tcp_timer` do
 //! (`docs/models/tcp.md`, "Receiver and ACKs").
 
+use super::ranges;
 use super::segment::{TcpFlags, TcpOptions, TcpSegment};
 use super::{DelayedAckRule, TcpConfig};
 use atmlab_engine::SimTime;
@@ -51,6 +52,10 @@ pub struct TcpReceiver {
     sack: bool,
     /// Out-of-order ranges, most recently reported first (RFC 2018 s4).
     sack_recent: Vec<(u64, u64)>,
+    /// Room for the next `sack_recent` while it is made, and which ranges
+    /// of `ooo` it holds (kept to spare an allocation per segment).
+    sack_next: Vec<(u64, u64)>,
+    sack_listed: Vec<bool>,
     delack_pending: bool,
     delack_deadline: Option<SimTime>,
     /// Solaris rule: `rcv_nxt` when the last ACK was sent (`tcp_rack`).
@@ -79,6 +84,8 @@ impl TcpReceiver {
             ooo: Vec::new(),
             sack: false,
             sack_recent: Vec::new(),
+            sack_next: Vec::new(),
+            sack_listed: Vec::new(),
             delack_pending: false,
             delack_deadline: None,
             rack: 0,
@@ -183,13 +190,16 @@ impl TcpReceiver {
         let filled_gap = !self.ooo.is_empty();
         let before = self.rcv_nxt;
         self.rcv_nxt = end;
-        while let Some(&(s, e)) = self.ooo.first() {
+        // The held ranges it reaches, and those they reach in turn.
+        let mut joined = 0;
+        for &(s, e) in &self.ooo {
             if s > self.rcv_nxt {
                 break;
             }
             self.rcv_nxt = self.rcv_nxt.max(e);
-            self.ooo.remove(0);
+            joined += 1;
         }
+        self.ooo.drain(..joined);
         let len = self.rcv_nxt - before;
         self.stats.bytes_delivered += len;
         let nxt = self.rcv_nxt;
@@ -275,33 +285,28 @@ impl TcpReceiver {
     }
 
     fn insert_out_of_order(&mut self, start: u64, end: u64) {
-        let i = self.ooo.partition_point(|&(s, _)| s < start);
-        self.ooo.insert(i, (start, end));
-        // Merge overlapping or touching neighbours around i.
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
-        for &(s, e) in &self.ooo {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
-        self.ooo = merged;
+        ranges::insert(&mut self.ooo, start, end);
     }
 
     /// RFC 2018: the block holding the newest segment comes first, then the
     /// most recently reported others (as they are now, merged).
     fn report_first(&mut self, seq: u64) {
-        let containing = |r: &[(u64, u64)], x: u64| r.iter().copied().find(|&(s, e)| s <= x && x < e);
-        let first = containing(&self.ooo, seq).expect("the segment was just stored");
-        let mut order = vec![first];
+        let first = ranges::containing(&self.ooo, seq).expect("the segment was just stored");
+        let (order, listed) = (&mut self.sack_next, &mut self.sack_listed);
+        order.clear();
+        listed.clear();
+        listed.resize(self.ooo.len(), false);
+        order.push(self.ooo[first]);
+        listed[first] = true;
         for &(s, _) in &self.sack_recent {
-            if let Some(r) = containing(&self.ooo, s)
-                && !order.contains(&r)
+            if let Some(r) = ranges::containing(&self.ooo, s)
+                && !listed[r]
             {
-                order.push(r);
+                listed[r] = true;
+                order.push(self.ooo[r]);
             }
         }
-        self.sack_recent = order;
+        std::mem::swap(&mut self.sack_recent, &mut self.sack_next);
     }
 
     /// The ACK's SACK blocks.
@@ -377,5 +382,92 @@ impl TcpReceiver {
             window: self.cfg.window.min(65_535) as u16,
             options,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The receiver's out-of-order queue and SACK order as they were kept
+    /// before `ranges`: a new merged copy of the queue per segment, and
+    /// the SACK order by scans.
+    #[derive(Default)]
+    struct Reference {
+        rcv_nxt: u64,
+        ooo: Vec<(u64, u64)>,
+        sack_recent: Vec<(u64, u64)>,
+    }
+
+    impl Reference {
+        fn in_order(&mut self, end: u64) {
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            let nxt = self.rcv_nxt;
+            self.sack_recent.retain(|&(_, e)| e > nxt);
+        }
+
+        fn out_of_order(&mut self, start: u64, end: u64) {
+            let i = self.ooo.partition_point(|&(s, _)| s < start);
+            self.ooo.insert(i, (start, end));
+            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
+            for &(s, e) in &self.ooo {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            self.ooo = merged;
+            let containing = |r: &[(u64, u64)], x: u64| r.iter().copied().find(|&(s, e)| s <= x && x < e);
+            let first = containing(&self.ooo, start).expect("the segment was just stored");
+            let mut order = vec![first];
+            for &(s, _) in &self.sack_recent {
+                if let Some(r) = containing(&self.ooo, s)
+                    && !order.contains(&r)
+                {
+                    order.push(r);
+                }
+            }
+            self.sack_recent = order;
+        }
+    }
+
+    proptest! {
+        /// Segments in any order, duplicates and overlaps included: the
+        /// held ranges, `rcv_nxt` and the SACK order (the whole list, of
+        /// which an ACK carries the first few) as the reference keeps them.
+        #[test]
+        fn prop_out_of_order_data_and_sack_order_as_before(
+            segments in prop::collection::vec((0u64..60, 1u64..4), 1..150),
+        ) {
+            let mut rx = TcpReceiver::new(crate::tcp::TcpConfig::classic());
+            rx.sack = true;
+            let mut reference = Reference::default();
+            for (slot, len) in segments {
+                // Sequence numbers in units of 10 bytes: segments touch,
+                // overlap and leave holes.
+                let (start, end) = (slot * 10, (slot + len) * 10);
+                if end <= rx.rcv_nxt {
+                    continue;
+                }
+                if start <= rx.rcv_nxt {
+                    rx.take_in_order(end);
+                    reference.in_order(end);
+                } else {
+                    rx.take_out_of_order(start, end);
+                    reference.out_of_order(start, end);
+                }
+                prop_assert_eq!(rx.rcv_nxt, reference.rcv_nxt);
+                prop_assert_eq!(&rx.ooo, &reference.ooo);
+                prop_assert_eq!(&rx.sack_recent, &reference.sack_recent);
+            }
+        }
     }
 }

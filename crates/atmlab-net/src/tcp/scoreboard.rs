@@ -5,6 +5,8 @@
 //! the lowest sequence at or after a starting point that is not SACKed and
 //! lies below the highest SACKed byte.
 
+use super::ranges;
+
 /// Ranges `[start, end)` SACKed by the receiver, above `snd_una`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scoreboard {
@@ -13,38 +15,24 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     /// Adds the blocks of an ACK and forgets what `snd_una` covers. Returns
-    /// whether a block reported data not known before.
+    /// whether the ranges changed: a block reported data not known before,
+    /// or `snd_una` moved past SACKed data.
     pub fn update(&mut self, snd_una: u64, blocks: &[(u64, u64)]) -> bool {
-        let before = self.ranges.clone();
+        let mut changed = false;
         for &(s, e) in blocks {
             let s = s.max(snd_una);
             if s < e {
-                self.insert(s, e);
+                changed |= ranges::insert(&mut self.ranges, s, e);
             }
         }
-        self.prune(snd_una);
-        self.ranges != before
-    }
-
-    fn insert(&mut self, s: u64, e: u64) {
-        let i = self.ranges.partition_point(|&(rs, _)| rs < s);
-        self.ranges.insert(i, (s, e));
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ranges.len());
-        for &(a, b) in &self.ranges {
-            match merged.last_mut() {
-                Some(last) if a <= last.1 => last.1 = last.1.max(b),
-                _ => merged.push((a, b)),
-            }
-        }
-        self.ranges = merged;
+        // Data added is at or above `snd_una`, so forgetting what lies
+        // below it never takes back what the blocks added.
+        ranges::forget_below(&mut self.ranges, snd_una) || changed
     }
 
     /// Forgets everything below `snd_una`.
     pub fn prune(&mut self, snd_una: u64) {
-        self.ranges.retain(|&(_, e)| e > snd_una);
-        if let Some(first) = self.ranges.first_mut() {
-            first.0 = first.0.max(snd_una);
-        }
+        ranges::forget_below(&mut self.ranges, snd_una);
     }
 
     /// Forgets everything (after a timeout SACK information is stale).
@@ -91,8 +79,9 @@ mod tests {
         assert!(sb.update(100, &[(200, 300), (300, 400)]));
         assert!(!sb.update(100, &[(250, 350)]), "nothing new");
         assert_eq!(sb.ranges(), &[(200, 400)]);
-        sb.prune(250);
+        assert!(sb.update(250, &[]), "snd_una moved into SACKed data");
         assert_eq!(sb.ranges(), &[(250, 400)]);
+        assert!(!sb.update(250, &[(100, 250)]), "below snd_una");
         assert_eq!(sb.highest(), Some(400));
     }
 
