@@ -26,6 +26,24 @@ from conftest import ROOT
 LONG_LAN = (ROOT / "scenarios" / "nsource_lan.toml").read_text().replace('duration = "10 s"', 'duration = "1000 s"')
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_handled():
+    """Ctrl-C as an interactive shell leaves it, whoever started pytest. A
+    shell without job control starts a background command with SIGINT
+    ignored, and Python then installs no handler: a signal sent to this
+    process, or to an `atmlab` started from it, would do nothing. With a
+    handler here, the children start with the default action, as from a
+    terminal."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def interrupt_after(seconds: float, *args: str, ready: Callable[[], bool] = lambda: True
                     ) -> tuple[subprocess.CompletedProcess[str], float]:
     """`atmlab ARGS`, sent SIGINT `seconds` after `ready()` says so: the
@@ -41,7 +59,8 @@ def interrupt_after(seconds: float, *args: str, ready: Callable[[], bool] = lamb
     try:
         out, err = p.communicate(timeout=60)
     finally:
-        p.kill()
+        p.kill()  # one that did not stop: killed and reaped, not left running
+        p.wait()
     return subprocess.CompletedProcess(p.args, p.returncode, out, err), time.monotonic() - t0
 
 
