@@ -52,14 +52,14 @@ pub(super) fn forget_below(ranges: &mut Vec<(u64, u64)>, x: u64) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
 
     /// The merge as it was: the range put in its place by start, then a
     /// pass over the whole list joining each range to the one before when
     /// they overlap or touch.
-    fn insert_by_merging(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    pub(in crate::tcp) fn insert_by_merging(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
         let i = ranges.partition_point(|&(rs, _)| rs < s);
         ranges.insert(i, (s, e));
         let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());

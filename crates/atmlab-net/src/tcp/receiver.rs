@@ -415,16 +415,7 @@ mod tests {
         }
 
         fn out_of_order(&mut self, start: u64, end: u64) {
-            let i = self.ooo.partition_point(|&(s, _)| s < start);
-            self.ooo.insert(i, (start, end));
-            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
-            for &(s, e) in &self.ooo {
-                match merged.last_mut() {
-                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                    _ => merged.push((s, e)),
-                }
-            }
-            self.ooo = merged;
+            ranges::tests::insert_by_merging(&mut self.ooo, start, end);
             let containing = |r: &[(u64, u64)], x: u64| r.iter().copied().find(|&(s, e)| s <= x && x < e);
             let first = containing(&self.ooo, start).expect("the segment was just stored");
             let mut order = vec![first];
