@@ -1,0 +1,105 @@
+"""Writes the profile that atmlab's build optimises the Rust core by
+(``pgo/llvm<N>.profdata``, used by ``pgo/atmlab_backend.py``).
+
+    python tools/pgo.py                  # about 15 minutes on 2 cores
+    python tools/pgo.py --profdata /usr/lib/llvm-22/bin/llvm-profdata
+
+Steps: an instrumented build of atmlab (``RUSTFLAGS=-Cprofile-generate``)
+into a scratch virtualenv and target folder; in it, every study's quick
+reproduction in one process (``atmlab reproduce all --quick -j 1``: the
+profile is written when the process exits, which worker processes do not
+do normally); the counts merged by ``llvm-profdata`` of the LLVM major
+version of ``rustc -vV`` (Debian: ``apt install llvm-<N>``; rustup: the
+``llvm-tools`` component). Run it again after changing the core: a profile
+older than the code still builds and runs the same results, but the
+functions that changed are no longer optimised by it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "pgo"))
+from atmlab_backend import llvm_major  # noqa: E402
+
+
+def find_profdata(major: int, given: str | None) -> str:
+    """An ``llvm-profdata`` of LLVM ``major``, or exit saying how to get one."""
+    candidates = [given] if given else [
+        f"llvm-profdata-{major}",
+        f"/usr/lib/llvm-{major}/bin/llvm-profdata",
+        "llvm-profdata",
+    ]
+    for c in candidates:
+        path = shutil.which(c) if c else None
+        if path is None:
+            continue
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
+        if f"LLVM version {major}." in out:
+            return path
+        if given:
+            sys.exit(f"tools/pgo.py: {given} is not LLVM {major}'s llvm-profdata (rustc's LLVM): {out.strip()}")
+    sys.exit(
+        f"tools/pgo.py: no llvm-profdata of LLVM {major} (rustc's) found; install it "
+        f"(Debian: apt install llvm-{major}) or name it with --profdata"
+    )
+
+
+def run(cmd: list[str], **kw) -> None:
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, **kw)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profdata", help="the llvm-profdata to merge with (default: found by rustc's LLVM version)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
+    args = ap.parse_args()
+
+    version = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    major = llvm_major(version)
+    if major is None:
+        sys.exit("tools/pgo.py: rustc -vV names no LLVM version")
+    profdata = find_profdata(major, args.profdata)
+    scratch = Path(tempfile.mkdtemp(prefix="atmlab-pgo-"))
+    started = time.monotonic()
+    try:
+        raw = scratch / "raw"
+        env = {
+            **os.environ,
+            "RUSTFLAGS": f"-Cprofile-generate={raw}",
+            "CARGO_TARGET_DIR": str(scratch / "target"),
+            "ATMLAB_PGO": "0",
+        }
+        venv = scratch / "venv"
+        run([sys.executable, "-m", "venv", str(venv)])
+        run([str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)], env=env)
+        # The build scripts ran instrumented too: their counts are not the core's.
+        shutil.rmtree(raw, ignore_errors=True)
+        run(
+            [str(venv / "bin" / "atmlab"), "reproduce", "all", "--quick", "-j", "1", "--out", str(scratch / "results")],
+            env=env,
+            cwd=scratch,
+            stdout=subprocess.DEVNULL,
+        )
+        out = ROOT / "pgo" / f"llvm{major}.profdata"
+        run([profdata, "merge", "--sparse", "-o", str(out), *map(str, sorted(raw.glob("*.profraw")))])
+        print(f"tools/pgo.py: wrote {out.relative_to(ROOT)} ({out.stat().st_size / 1e6:.1f} MB) "
+              f"in {(time.monotonic() - started) / 60:.1f} min")
+    finally:
+        if args.keep:
+            print(f"tools/pgo.py: scratch folder kept: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
