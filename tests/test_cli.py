@@ -100,6 +100,7 @@ def test_bench_json_has_the_documented_shape(cli):
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["build"] == "release"
+    assert doc["pgo_profile"] is None or doc["pgo_profile"].endswith(".profdata")
     assert doc["machine"]["cpu"] and doc["machine"]["logical_cpus"] >= 1
     assert doc["baseline"]["cell_hops_per_s"] > 1e6
     for key in ("lan", "wan"):

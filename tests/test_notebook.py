@@ -85,11 +85,13 @@ def test_sweep_and_outcome_html(two_hosts, tmp_path):
 def test_version_names_the_commit(cli, root):
     p = cli("--version")
     assert p.returncode == 0, p.stderr
-    m = re.fullmatch(r"atmlab (\S+) \(core (\S+), (release|debug) build, commit ([0-9a-f]{12})\)\n", p.stdout)
+    m = re.fullmatch(r"atmlab (\S+) \(core (\S+), (release|debug) build(?: with profile (llvm\d+\.profdata))?, "
+                     r"commit ([0-9a-f]{12})\)\n", p.stdout)
     assert m, p.stdout
     assert m.group(1) == atmlab.__version__ and m.group(2) == _core.core_version()
+    assert m.group(4) == _core.core_profile()  # the profile the build used, or none (pgo/)
     commit = _core.git_commit()
-    assert commit is not None and commit.startswith(m.group(4)) and len(commit) == 40
+    assert commit is not None and commit.startswith(m.group(5)) and len(commit) == 40
     if shutil.which("git") and (root / ".git").exists():
         # A commit of this repository (the one the extension was built from).
         kind = subprocess.run(["git", "cat-file", "-t", commit], cwd=root, capture_output=True, text=True)
@@ -100,4 +102,12 @@ def test_version_without_a_commit(monkeypatch):
     monkeypatch.setattr(_core, "git_commit", lambda: None)
     assert about.text().endswith(", commit unknown)")
     assert about.commit() is None
+
+
+def test_version_with_and_without_a_profile(monkeypatch):
+    monkeypatch.setattr(_core, "core_profile", lambda: "llvm22.profdata")
+    build = f"core {_core.core_version()}, {_core.core_build()} build"
+    assert f"{build} with profile llvm22.profdata, commit" in about.text()
+    monkeypatch.setattr(_core, "core_profile", lambda: None)
+    assert f"{build}, commit" in about.text()
 

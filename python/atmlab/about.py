@@ -19,7 +19,11 @@ def commit() -> str | None:
 
 def text() -> str:
     """``atmlab 0.1.0 (core 0.1.0, release build, commit 1a2b3c4d5e6f)``:
-    what ``atmlab --version`` prints."""
+    what ``atmlab --version`` prints; ``release build with profile
+    llvm22.profdata`` when the build optimised the core by a profile
+    (``pgo/``: docs/architecture.md, "The build")."""
     c = commit()
-    return (f"atmlab {__version__} (core {_core.core_version()}, {_core.core_build()} build, "
+    profile = _core.core_profile()
+    build = f"{_core.core_build()} build" + (f" with profile {profile}" if profile else "")
+    return (f"atmlab {__version__} (core {_core.core_version()}, {build}, "
             f"commit {c[:12] if c else 'unknown'})")

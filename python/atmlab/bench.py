@@ -192,6 +192,7 @@ def run(quick: bool = False, rounds: int = 1, algorithms: bool = False) -> dict[
 
     return {
         "build": _core.core_build(),
+        "pgo_profile": _core.core_profile(),
         "machine": machine(),
         "rounds": rounds,
         "baseline": {

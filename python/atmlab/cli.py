@@ -498,6 +498,8 @@ def bench(as_json: bool, quick: bool, overhead: bool, rounds: int, algorithms: b
     m = res["machine"]
     caches = ", ".join(f"{level} {_kib(size)}" for level, size in m["caches"].items())
     out.print(f"machine: {m['cpu']}, {m['logical_cpus']} logical CPUs" + (f"; caches {caches}" if caches else ""))
+    out.print(f"core: {res['build']} build" + (f" with profile {res['pgo_profile']}" if res["pgo_profile"] else
+                                               ", no profile (pgo/: docs/architecture.md)"))
     if overhead:
         _print_table("whole commands (wall time, median)", ["command", "wall s", "runs (s)"],
                      [[escape(label.replace("SMALL", "(1 s voice scenario)").replace("TINY", "(1 ms voice scenario)")),

@@ -345,6 +345,14 @@ fn core_build() -> &'static str {
     if cfg!(debug_assertions) { "debug" } else { "release" }
 }
 
+/// The profile the core was optimised by (its file name in `pgo/`, which
+/// the build backend `pgo/atmlab_backend.py` passes as `ATMLAB_PGO_PROFILE`
+/// with the compiler flag), or None for a build without one.
+#[pyfunction]
+fn core_profile() -> Option<&'static str> {
+    option_env!("ATMLAB_PGO_PROFILE")
+}
+
 /// The Rust core's version.
 #[pyfunction]
 fn core_version() -> &'static str {
@@ -485,6 +493,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(cells, m)?)?;
     m.add_function(wrap_pyfunction!(core_build, m)?)?;
+    m.add_function(wrap_pyfunction!(core_profile, m)?)?;
     m.add_function(wrap_pyfunction!(footprints, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
