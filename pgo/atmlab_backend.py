@@ -4,9 +4,10 @@ profile in this folder when the compiler can read it.
 Profile-guided optimisation (PGO) lets the compiler lay out and inline the
 core by where a recorded run spent its time. The profile
 (``llvm<N>.profdata``) is written by ``tools/pgo.py`` from an instrumented
-build running every study's quick reproduction; LLVM reads it only if it is
-of the LLVM major version that wrote it, so it is used only when ``rustc
--vV`` reports that version. Otherwise, or with ``ATMLAB_PGO=0`` (the
+build running every study's quick reproduction. A compiler on an older
+LLVM cannot read it (the build would fail) and one on another version
+lowers the code differently (few functions would match it), so it is used
+only when ``rustc -vV`` reports the LLVM major version it is named after. Otherwise, or with ``ATMLAB_PGO=0`` (the
 reference build), or when ``RUSTFLAGS`` already asks for a profile, the
 build is maturin's own. PGO changes no result: it only moves and inlines
 code (docs/architecture.md, "The build"; figures in docs/benchmark.md).
