@@ -245,6 +245,7 @@ impl SlotGrid {
     /// How many slots (from slot 0) start strictly before `t`: the slots a
     /// run that ends at `t` offers, against which a port's utilization is
     /// counted.
+    #[inline]
     pub fn slots_before(&self, t: SimTime) -> u64 {
         let Some(t_rel) = t.as_ps().checked_sub(self.epoch).filter(|t| *t > 0) else {
             return 0;
@@ -273,6 +274,7 @@ impl SlotGrid {
     }
 
     /// Slot `k`.
+    #[inline]
     fn at_slot(&self, k: u64) -> SlotPos {
         if let Some(kp) = u64::try_from(self.period_num).ok().and_then(|p| k.checked_mul(p)) {
             return SlotPos { k, base: kp / self.rate, rem: kp % self.rate };
