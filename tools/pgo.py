@@ -1,7 +1,7 @@
 """Writes the profile that atmlab's build optimises the Rust core by
 (``pgo/llvm<N>.profdata``, used by ``pgo/atmlab_backend.py``).
 
-    python tools/pgo.py                  # about 15 minutes on 2 cores
+    python tools/pgo.py                  # about 5 minutes on 2 cores
     python tools/pgo.py --profdata /usr/lib/llvm-22/bin/llvm-profdata
 
 Steps: an instrumented build of atmlab (``RUSTFLAGS=-Cprofile-generate``)
