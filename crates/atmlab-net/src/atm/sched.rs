@@ -80,7 +80,7 @@ impl Scheduler for GuaranteedRate {
         let g = self.queue;
         // The first other queue with a cell, by priority: looked for only
         // when the guaranteed queue does not take the slot on its credit.
-        let other = || queues.iter().enumerate().position(|(i, q)| i != g && !q.is_empty());
+        let other = || (0..queues.len()).find(|&i| i != g && !queues[i].is_empty());
         if queues.get(g).is_some_and(|q| !q.is_empty()) {
             self.credit = (self.credit + self.num).min(self.den);
             if self.credit >= self.den && self.num > 0 {
