@@ -198,6 +198,29 @@ def test_json_errors_name_the_file_and_key(cli, tmp_path, case, command):
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+# Types the docs cite that are not atmlab's: ns-2's TCP agent, the Rust
+# standard library's clocks.
+FOREIGN_TYPES = {"TcpAgent", "Instant", "SystemTime"}
+
+
+def test_docs_name_only_code_that_exists():
+    """`Type::member` in the docs that describe the code as it is
+    (architecture.md, models/) names a type and a function or field of the
+    Rust core: a renamed function leaves no stale name behind
+    (`Port::put_run_on_link` outlived its function once)."""
+    source = "\n".join(p.read_text() for p in (ROOT / "crates").rglob("*.rs"))
+    types = set(re.findall(r"\b(?:struct|enum|trait|type)\s+([A-Z]\w*)", source))
+    members = set(re.findall(r"\bfn\s+([a-z_]\w*)", source))
+    members |= set(re.findall(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?([a-z_]\w*)\s*:[^:]", source))
+    stale = []
+    for doc in [ROOT / "docs" / "architecture.md", *sorted((ROOT / "docs" / "models").glob("*.md"))]:
+        for m in re.finditer(r"`([A-Z]\w*)::([a-z_]\w*)(?:\([^`]*\))?`", doc.read_text()):
+            ty, fn = m.groups()
+            if ty not in FOREIGN_TYPES and (ty not in types or fn not in members):
+                stale.append(f"{doc.relative_to(ROOT)}: {m.group(0)}")
+    assert not stale, stale
+
+
 def test_docs_tables_are_not_split():
     """A table broken by a blank line renders as a table and a paragraph of
     pipes (the hosts table of scenario-format.md was)."""
