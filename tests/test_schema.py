@@ -198,44 +198,6 @@ def test_json_errors_name_the_file_and_key(cli, tmp_path, case, command):
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
-# Types the docs cite that are not atmlab's: ns-2's TCP agent, the Rust
-# standard library's clocks; and a file of another project (NeST's GFC-1).
-FOREIGN_TYPES = {"TcpAgent", "Instant", "SystemTime"}
-FOREIGN_FILES = {"nest/topology/topology_helpers/gfc1.py"}
-
-
-def _docs_of_the_code_as_it_is() -> list[Path]:
-    """The README and docs/, less benchmark.md: a log of the sessions that
-    names the code as it was then."""
-    return [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name != "benchmark.md")]
-
-
-def test_docs_name_only_code_that_exists():
-    """`Type::member` in the docs names a type and a function or field of
-    the Rust core, and a cited source file (`.rs`, `.py`) is one of the
-    repository's: a renamed function or a moved file leaves no stale name
-    behind (`Port::put_run_on_link` outlived its function once, and
-    `abr/erica.rs` its move to `abr/control/`)."""
-    source = "\n".join(p.read_text() for p in (ROOT / "crates").rglob("*.rs"))
-    types = set(re.findall(r"\b(?:struct|enum|trait|type)\s+([A-Z]\w*)", source))
-    members = set(re.findall(r"\bfn\s+([a-z_]\w*)", source))
-    members |= set(re.findall(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?([a-z_]\w*)\s*:[^:]", source))
-    tops = [d for d in ROOT.iterdir() if d.is_dir() and not d.name.startswith(".") and d.name != "target"]
-    files = {p.relative_to(ROOT).as_posix() for d in tops for p in d.rglob("*") if p.suffix in (".rs", ".py")}
-    stale = []
-    for doc in _docs_of_the_code_as_it_is():
-        text = doc.read_text()
-        for m in re.finditer(r"`([A-Z]\w*)::([a-z_]\w*)(?:\([^`]*\))?`", text):
-            ty, member = m.groups()
-            if ty not in FOREIGN_TYPES and (ty not in types or member not in members):
-                stale.append(f"{doc.relative_to(ROOT)}: {m.group(0)}")
-        for m in re.finditer(r"`([\w./-]+\.(?:rs|py))`", text):
-            path = m.group(1)
-            if path not in FOREIGN_FILES and not any(f == path or f.endswith("/" + path) for f in files):
-                stale.append(f"{doc.relative_to(ROOT)}: {m.group(0)}")
-    assert not stale, stale
-
-
 def test_docs_tables_are_not_split():
     """A table broken by a blank line renders as a table and a paragraph of
     pipes (the hosts table of scenario-format.md was)."""
