@@ -284,6 +284,64 @@ impl SlotGrid {
         let base = floor_div_near(kp, self.rate as u128, est);
         SlotPos { k, base: u64::try_from(base).unwrap_or(u64::MAX), rem: (kp - base * self.rate as u128) as u64 }
     }
+
+    /// The sum of the starts, in picoseconds, of the `n` slots `first`,
+    /// `first + step`, ..., `first + (n - 1) step`: one VC's departures in
+    /// a round robin's cycle, or the arrivals of a run of cells one slot of
+    /// their link apart. Exact, in O(log) steps whatever `n` (by
+    /// `floor_sum`, since slot `k` starts at `epoch + ceil(k P / R)`), so a
+    /// run's queue integral (the sum of its cells' waits) needs no loop
+    /// over its cells. `None` if one of the slots starts at or after 2^64
+    /// ps (where [`boundary`](Self::boundary) saturates to "never") or the
+    /// sum outgrows 128 bits.
+    pub fn sum_of_starts(&self, first: u64, step: u64, n: u64) -> Option<u128> {
+        if n == 0 {
+            return Some(0);
+        }
+        let (p, r) = (self.period_num, u128::from(self.rate));
+        let last = u128::from(first) + u128::from(step) * u128::from(n - 1);
+        let last_start = last.checked_mul(p)?.div_ceil(r).checked_add(u128::from(self.epoch))?;
+        if last_start >= u128::from(u64::MAX) {
+            return None;
+        }
+        // ceil(k P / R) = floor((k P + R - 1) / R), k = first + i step.
+        let a = u128::from(step).checked_mul(p)?;
+        let b = u128::from(first).checked_mul(p)?.checked_add(r - 1)?;
+        floor_sum(u128::from(n), r, a, b)?.checked_add(u128::from(self.epoch).checked_mul(u128::from(n))?)
+    }
+}
+
+/// The sum over `i` in `0..n` of `floor((a i + b) / m)` (`m > 0`), in
+/// O(log m) steps: the Euclid-like recursion that swaps the roles of the
+/// lattice's axes (Graham, Knuth and Patashnik, *Concrete Mathematics*,
+/// 2nd ed., 1994, sec. 3.5; the form here is the AtCoder Library's
+/// `floor_sum_unsigned`, `atcoder/math.hpp`). `None` if a term outgrows
+/// 128 bits. Written here rather than taken from `ac-library-rs`, whose
+/// `floor_sum` is in `i64` with `n` and `m` below 2^32: a sum of slot
+/// starts is about `n` times 10^15 ps and needs 128 bits.
+fn floor_sum(mut n: u128, mut m: u128, mut a: u128, mut b: u128) -> Option<u128> {
+    debug_assert!(m > 0);
+    let mut sum = 0u128;
+    loop {
+        if a >= m {
+            // The sum of i over 0..n, n (n - 1) / 2, halved before the
+            // product so that it cannot overflow where the result fits.
+            let half = if n % 2 == 0 { (n / 2).checked_mul(n.saturating_sub(1)) } else { n.checked_mul((n - 1) / 2) };
+            sum = sum.checked_add(half?.checked_mul(a / m)?)?;
+            a %= m;
+        }
+        if b >= m {
+            sum = sum.checked_add(n.checked_mul(b / m)?)?;
+            b %= m;
+        }
+        // Every term is now below n; count the lattice points the other way.
+        let y_max = a.checked_mul(n)?.checked_add(b)?;
+        if y_max < m {
+            return Some(sum);
+        }
+        (n, b) = (y_max / m, y_max % m);
+        (m, a) = (a, m);
+    }
 }
 
 /// The greatest common divisor (Euclid).
@@ -410,7 +468,64 @@ mod tests {
         assert_eq!(floor_div_near(14, 7, 1.99999), 2);
     }
 
+    /// The sum of `floor((a i + b) / m)` term by term.
+    fn floor_sum_by_terms(n: u128, m: u128, a: u128, b: u128) -> u128 {
+        (0..n).map(|i| (a * i + b) / m).sum()
+    }
+
+    #[test]
+    fn test_floor_sum_small_cases_and_overflow() {
+        assert_eq!(floor_sum(0, 7, 3, 5), Some(0));
+        assert_eq!(floor_sum(1, 7, 3, 5), Some(0));
+        // 0 + 1 + 1 + 2 + 2 (i = 0..5: 5, 8, 11, 14, 17 over 7)
+        assert_eq!(floor_sum(5, 7, 3, 5), Some(1 + 1 + 2 + 2));
+        assert_eq!(floor_sum(4, 1, 0, 9), Some(36));
+        assert_eq!(floor_sum(u128::MAX, 1, 2, 0), None);
+        assert_eq!(floor_sum(1 << 40, 3, 1 << 60, u128::MAX / 2), None);
+    }
+
+    #[test]
+    fn test_sum_of_starts_of_the_oc3_grid() {
+        // Slots 0, 1, 2 of OC-3 start at 0, 2,726,338 and 5,452,675 ps.
+        let grid = SlotGrid::new(oc3(), CELL_BITS, SimTime::ZERO);
+        assert_eq!(grid.sum_of_starts(0, 1, 3), Some(2_726_338 + 5_452_675));
+        assert_eq!(grid.sum_of_starts(2, 5, 0), Some(0));
+        let shifted = SlotGrid::new(oc3(), CELL_BITS, SimTime::from_ps(100));
+        assert_eq!(shifted.sum_of_starts(1, 1, 2), Some(100 + 2_726_338 + 100 + 5_452_675));
+        // 1 bit/s: slot 2^40 starts at about 4.7e26 ps, beyond 2^64 ps.
+        let slow = SlotGrid::new(BitRate::from_bps(1).unwrap(), CELL_BITS, SimTime::ZERO);
+        assert_eq!(slow.sum_of_starts(0, 1 << 20, 1 << 20), None);
+        assert!(slow.sum_of_starts(0, 1, 1_000).is_some());
+    }
+
     proptest! {
+        #[test]
+        fn prop_floor_sum_is_the_sum_of_its_terms(n in 0u128..500, m in 1u128..(1 << 50), a in 0u128..(1 << 60), b in 0u128..(1 << 70)) {
+            prop_assert_eq!(floor_sum(n, m, a, b), Some(floor_sum_by_terms(n, m, a, b)));
+        }
+
+        #[test]
+        fn prop_sum_of_starts_is_the_sum_of_the_boundaries(
+            // Whole and fractional periods; the first slots, where a
+            // start is a whole number of picoseconds, and later ones.
+            rate in proptest::prop_oneof![proptest::strategy::Just(100_000_000u64), proptest::strategy::Just(155_520_000), 1_000u64..100_000_000_000],
+            bits in proptest::prop_oneof![proptest::strategy::Just(CELL_BITS), 1u64..100_000],
+            epoch in 0u64..1_000_000_000_000,
+            first in proptest::prop_oneof![0u64..8, 0u64..1_000_000_000],
+            step in 0u64..64,
+            n in 0u64..600,
+        ) {
+            // Against the slots one by one, as a port takes them.
+            let grid = SlotGrid::new(BitRate::from_bps(rate).unwrap(), bits, SimTime::from_ps(epoch));
+            let starts: Vec<SimTime> = (0..n).map(|i| grid.boundary(&grid.at_slot(first + i * step))).collect();
+            let expected = if starts.contains(&SimTime::MAX) {
+                None
+            } else {
+                Some(starts.iter().map(|t| u128::from(t.as_ps())).sum())
+            };
+            prop_assert_eq!(grid.sum_of_starts(first, step, n), expected);
+        }
+
         #[test]
         fn prop_floor_div_near_is_exact(a in proptest::num::u64::ANY, b in 1u64.., d in 1u128..(1u128 << 100)) {
             let n = a as u128 * b as u128;
