@@ -273,6 +273,20 @@ impl SlotGrid {
         debug_assert!(self.boundary(pos) >= t);
     }
 
+    /// The start of slot `k` (from slot 0, at the epoch).
+    #[inline]
+    pub fn start(&self, k: u64) -> SimTime {
+        self.boundary(&self.at_slot(k))
+    }
+
+    /// The longest time between the starts of two successive slots: the
+    /// period rounded up to a whole picosecond (the shortest is
+    /// [`whole_period`](Self::whole_period)).
+    #[inline]
+    pub fn longest_gap(&self) -> Duration {
+        Duration::from_ps(self.q + u64::from(self.r > 0))
+    }
+
     /// Slot `k`.
     #[inline]
     fn at_slot(&self, k: u64) -> SlotPos {

@@ -6,6 +6,7 @@ mod cell;
 mod drop_policy;
 mod gcra;
 mod port;
+mod runs;
 mod sched;
 mod switch;
 
@@ -19,5 +20,6 @@ pub use port::{
     CategoryCounts, DropReason, LinkLoss, NO_UPC, NextHop, Offer, Port, PortConfig, PortMode, PortStats, PortVc,
     Queueing, Transmission,
 };
+pub use runs::{ArrivalRun, DepartureRun, RoundRobinRuns};
 pub use sched::{GuaranteedRate, Scheduler, SchedulerKind, StrictPriority};
 pub use switch::{Switch, VcRoute};

@@ -1,0 +1,386 @@
+//! A round robin's slots as runs: stage 1 of issue 31's run-based port
+//! (`docs/benchmark.md`, "Session of 2026-11-30 (fifth)" and the next).
+//!
+//! A slotted port with a queue per VC and the round robin sends one cell a
+//! slot. Between two changes of the set `B` of VCs with a cell present, it
+//! repeats one cycle: VC `B[r]` sends in slots `s + r + j |B|`. Cells come
+//! off a host's link in runs, one slot of that link apart. So a stretch of
+//! slots can be run in one step: each VC's departures are an arithmetic
+//! progression of slots, the queue integral is the sum of the cells' waits
+//! (sums of slot starts, [`SlotGrid::sum_of_starts`]), and the largest
+//! queue is found at a few instants.
+//!
+//! [`RoundRobinRuns::advance_to`] runs the port's slots up to a time as
+//! *horizons*: the longest stretch from the next slot over which it can
+//! prove the cycle holds, never shorter than one slot. A stretch of one
+//! slot is the per-cell rule itself, so a horizon that cannot be proved
+//! long costs only speed. The horizon ends before
+//!
+//! 1. the first slot at or after the first arrival of a VC outside `B`
+//!    (it joins the cycle there, or changes whose turn it is);
+//! 2. the turn of a VC of `B` at which it might have no cell present: its
+//!    queue runs out there, or a run's first cell arrives after the turn
+//!    starts (see below);
+//! 3. the first slot at or after the first arrival of a *slow* run, one
+//!    whose link's slots can be further apart than the port's: the largest
+//!    queue is then no longer found at a run's end.
+//!
+//! **Why a run's first cell proves the rest.** The cells of a fast run (3.)
+//! arrive at most `g` picoseconds apart, `g` no more than the shortest gap
+//! between two of the port's slots, and a VC's turns are `|B|` slots apart:
+//! each cell's arrival gains on its turn or keeps level with it. So if the
+//! run's first cell is present when its turn starts (an arrival at a slot's
+//! start comes before the slot, as in the port), every cell of the run is.
+//!
+//! **The largest queue.** Cells leave only at slot starts, so between two
+//! slots the queue only grows: its largest value is one just before a
+//! slot's departure (or at the end). Within a horizon every slot sends a
+//! cell; while a fast run arrives, each gap between two slots holds at
+//! least one arrival, so the queue before each slot does not fall. It
+//! falls only where no run arrives, so its largest value in the horizon is
+//! at the horizon's first or last slot, or at the first slot at or after a
+//! run's last cell.
+//!
+//! This is the model and its exactness argument, checked against the
+//! per-slot rule and against [`Port`](super::Port) by the tests below; the
+//! simulation does not use it yet (issue 31's stage 1 puts it into the
+//! port, `docs/benchmark.md`).
+
+use std::collections::VecDeque;
+
+use atmlab_engine::time::{Duration, SimTime};
+use atmlab_engine::units::SlotGrid;
+
+/// Cells that arrive one slot of their link apart: cell `i` at the start of
+/// the link's slot `first + i`, `transit` later (the cell's time on the
+/// wire and the link's delay).
+#[derive(Clone, Copy, Debug)]
+pub struct ArrivalRun {
+    link: SlotGrid,
+    first: u64,
+    transit: Duration,
+    count: u64,
+}
+
+impl ArrivalRun {
+    /// `count` cells from the link's slot `first` on; `None` if one of them
+    /// would arrive at or after 2^64 ps ("never").
+    pub fn new(link: SlotGrid, first: u64, transit: Duration, count: u64) -> Option<ArrivalRun> {
+        let run = ArrivalRun { link, first, transit, count };
+        let last = count.checked_sub(1).map_or(SimTime::ZERO, |i| run.arrival(i));
+        (last < SimTime::MAX).then_some(run)
+    }
+
+    /// When cell `i` arrives.
+    pub fn arrival(&self, i: u64) -> SimTime {
+        self.link.start(self.first + i).saturating_add(self.transit)
+    }
+
+    /// How many of the cells arrive at or before `t`.
+    fn arrived_by(&self, t: SimTime) -> u64 {
+        match t.as_ps().checked_sub(self.transit.as_ps()) {
+            // Link slots that start at or before `t - transit`.
+            Some(x) => {
+                self.link.slots_before(SimTime::from_ps(x.saturating_add(1))).saturating_sub(self.first).min(self.count)
+            }
+            None => 0,
+        }
+    }
+
+    /// The sum of the arrival times, in picoseconds, of cells `from..from + n`.
+    fn sum_of_arrivals(&self, from: u64, n: u64) -> u128 {
+        let starts = self.link.sum_of_starts(self.first + from, 1, n).expect("a run's arrivals are in time (`new`)");
+        starts + u128::from(n) * u128::from(self.transit.as_ps())
+    }
+
+    /// Whether its cells can be further apart than the slots of `port`.
+    fn is_slow_for(&self, port: &SlotGrid) -> bool {
+        self.link.longest_gap() > port.whole_period()
+    }
+}
+
+/// One VC's departures in one horizon: the port's slots `first`, `first +
+/// step`, ..., `count` of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepartureRun {
+    /// The VC (its queue's index).
+    pub vc: usize,
+    /// The first slot.
+    pub first: u64,
+    /// Slots between two departures.
+    pub step: u64,
+    /// How many cells.
+    pub count: u64,
+}
+
+/// A VC's cells not yet sent: runs in the order they arrive, `taken` of the
+/// first one sent.
+#[derive(Clone, Debug, Default)]
+struct VcRuns {
+    runs: VecDeque<ArrivalRun>,
+    taken: u64,
+}
+
+impl VcRuns {
+    /// Its cells present at `t`: arrived by then and not sent.
+    fn present(&self, t: SimTime) -> u64 {
+        let mut n = 0;
+        for (k, run) in self.runs.iter().enumerate() {
+            let arrived = run.arrived_by(t);
+            n += if k == 0 { arrived.saturating_sub(self.taken) } else { arrived };
+            if arrived < run.count {
+                break;
+            }
+        }
+        n
+    }
+
+    /// Its unsent cells from the `skip`-th on, by run: (run, first cell in it).
+    fn unsent_after(&self, skip: u64) -> impl Iterator<Item = (&ArrivalRun, u64)> {
+        let mut skip = skip + self.taken;
+        self.runs.iter().filter_map(move |run| {
+            if skip >= run.count {
+                skip -= run.count;
+                return None;
+            }
+            Some((run, std::mem::take(&mut skip)))
+        })
+    }
+
+    /// The arrival of its first unsent cell.
+    fn next_arrival(&self) -> Option<SimTime> {
+        self.runs.front().map(|run| run.arrival(self.taken))
+    }
+
+    /// Sends its first `n` cells: the sum of their arrival times (ps).
+    fn send(&mut self, mut n: u64) -> u128 {
+        let mut sum = 0;
+        while n > 0 {
+            let run = self.runs.front().expect("a VC sends only cells it holds");
+            let k = n.min(run.count - self.taken);
+            sum += run.sum_of_arrivals(self.taken, k);
+            n -= k;
+            self.taken += k;
+            if self.taken == run.count {
+                self.runs.pop_front();
+                self.taken = 0;
+            }
+        }
+        sum
+    }
+
+    /// The sum of the arrival times (ps) of its cells present at `t`.
+    fn sum_of_present(&self, t: SimTime) -> u128 {
+        let mut left = self.present(t);
+        self.unsent_after(0)
+            .map_while(|(run, from)| {
+                let k = left.min(run.count - from);
+                left -= k;
+                (k > 0).then(|| run.sum_of_arrivals(from, k))
+            })
+            .sum()
+    }
+}
+
+/// A slotted port with a queue per VC served by the round robin (one
+/// category, no buffer limit: stage 1's first piece), run in horizons.
+#[derive(Clone, Debug)]
+pub struct RoundRobinRuns {
+    grid: SlotGrid,
+    /// The next slot to run.
+    slot: u64,
+    /// The VC the round robin looks at first (one past the last served).
+    next: usize,
+    vcs: Vec<VcRuns>,
+    cells_out: u64,
+    /// Sums (ps) of the sent cells' departures and arrivals: their waits.
+    departures: u128,
+    arrivals: u128,
+    /// The largest queue seen before a slot's departure.
+    max: u64,
+    /// The VCs of the cycle with their cells present (kept for its buffer).
+    cycle: Vec<(usize, u64)>,
+}
+
+impl RoundRobinRuns {
+    /// A port of `vcs` queues whose slots are `grid`'s.
+    pub fn new(grid: SlotGrid, vcs: usize) -> RoundRobinRuns {
+        RoundRobinRuns {
+            grid,
+            slot: 0,
+            next: 0,
+            vcs: vec![VcRuns::default(); vcs],
+            cells_out: 0,
+            departures: 0,
+            arrivals: 0,
+            max: 0,
+            cycle: Vec::with_capacity(vcs),
+        }
+    }
+
+    /// Queues a run of cells for VC `vc`; a VC's runs come in the order
+    /// they arrive, each after the last cell of the one before, and after
+    /// the slots already run.
+    pub fn push(&mut self, vc: usize, run: ArrivalRun) {
+        let q = &mut self.vcs[vc];
+        debug_assert!(q.runs.back().is_none_or(|last| last.arrival(last.count - 1) <= run.arrival(0)));
+        if run.count > 0 {
+            q.runs.push_back(run);
+        }
+    }
+
+    /// Runs the slots that start before `t`, each VC's departures onto `out`.
+    pub fn advance_to(&mut self, t: SimTime, out: &mut Vec<DepartureRun>) {
+        let end = self.grid.slots_before(t);
+        while self.slot < end {
+            let start = self.grid.start(self.slot);
+            let n = self.vcs.len();
+            // The cycle, in the round robin's order from its pointer, and
+            // (1.) the first slot at which a VC outside it has a cell.
+            let mut horizon = end - self.slot;
+            self.cycle.clear();
+            for k in 0..n {
+                let v = (self.next + k) % n;
+                match self.vcs[v].present(start) {
+                    0 => {
+                        if let Some(a) = self.vcs[v].next_arrival() {
+                            horizon = horizon.min(self.grid.slots_before(a) - self.slot);
+                        }
+                    }
+                    p => self.cycle.push((v, p)),
+                }
+            }
+            // Every VC's next arrival is after `start`: at least one slot.
+            debug_assert!(horizon >= 1);
+            if self.cycle.is_empty() {
+                // Idle to the first slot at or after the next arrival.
+                self.slot += horizon;
+                continue;
+            }
+            horizon = self.prove(horizon);
+            self.note_largest(horizon);
+            self.send(horizon, out);
+        }
+    }
+
+    /// The horizon (at most `horizon` slots from the next) over which every
+    /// VC of the cycle has a cell at each of its turns and every run that
+    /// arrives is fast ((2.) and (3.) of the module's docs).
+    fn prove(&self, mut horizon: u64) -> u64 {
+        let l = self.cycle.len() as u64;
+        for (r, &(v, present)) in self.cycle.iter().enumerate() {
+            let r = r as u64;
+            // Turns 0..m of this VC have a cell present.
+            let mut m = present;
+            let mut exhausted = true;
+            for (run, from) in self.vcs[v].unsent_after(present) {
+                let t0 = run.arrival(from);
+                let last_start = self.grid.start(self.slot + horizon - 1);
+                if t0 > last_start {
+                    // Arrives after the horizon's last slot starts: what the
+                    // turn's check below would say, without looking at the
+                    // VC's later runs.
+                    horizon = horizon.min(r + m * l);
+                    exhausted = false;
+                    break;
+                }
+                if run.is_slow_for(&self.grid) {
+                    horizon = horizon.min(r + m * l).min(self.grid.slots_before(t0) - self.slot);
+                    exhausted = false;
+                    break;
+                }
+                let turn = r + m * l;
+                if turn < horizon && t0 > self.grid.start(self.slot + turn) {
+                    horizon = turn;
+                    exhausted = false;
+                    break;
+                }
+                m += run.count - from;
+            }
+            if exhausted {
+                horizon = horizon.min(r + m * l);
+            }
+        }
+        debug_assert!(horizon >= 1);
+        horizon
+    }
+
+    /// The queue just before the departure of slot `self.slot + j`.
+    fn queue_before(&self, j: u64) -> u64 {
+        let t = self.grid.start(self.slot + j);
+        self.vcs.iter().map(|q| q.present(t)).sum::<u64>() - j
+    }
+
+    /// The largest queue over the horizon's slots: at its first and last,
+    /// and at the first slot at or after the last cell of a run that
+    /// arrives within it.
+    fn note_largest(&mut self, horizon: u64) {
+        let last_start = self.grid.start(self.slot + horizon - 1);
+        let mut largest = self.queue_before(0).max(self.queue_before(horizon - 1));
+        for &(v, present) in &self.cycle {
+            for (run, from) in self.vcs[v].unsent_after(present) {
+                if run.arrival(from) > last_start {
+                    break;
+                }
+                let j = self.grid.slots_before(run.arrival(run.count - 1)) - self.slot;
+                if j < horizon {
+                    largest = largest.max(self.queue_before(j));
+                }
+            }
+        }
+        self.max = self.max.max(largest);
+    }
+
+    /// Sends the cycle's cells in the `horizon` slots from the next.
+    fn send(&mut self, horizon: u64, out: &mut Vec<DepartureRun>) {
+        let l = self.cycle.len() as u64;
+        for (r, &(v, _)) in self.cycle.iter().enumerate() {
+            let r = r as u64;
+            if r >= horizon {
+                break;
+            }
+            let count = (horizon - r).div_ceil(l);
+            let first = self.slot + r;
+            self.departures +=
+                self.grid.sum_of_starts(first, l, count).expect("slots before the run's end are in time");
+            self.arrivals += self.vcs[v].send(count);
+            self.cells_out += count;
+            out.push(DepartureRun { vc: v, first, step: l, count });
+        }
+        self.next = self.cycle[((horizon - 1) % l) as usize].0 + 1;
+        self.slot += horizon;
+    }
+
+    /// Cells sent.
+    pub fn cells_out(&self) -> u64 {
+        self.cells_out
+    }
+
+    /// Cells queued at `t` (after [`advance_to`](Self::advance_to) `t`).
+    pub fn queued_at(&self, t: SimTime) -> u64 {
+        self.vcs.iter().map(|q| q.present(t)).sum()
+    }
+
+    /// The largest queue up to `t` (after `advance_to` `t`).
+    pub fn max_queue_at(&self, t: SimTime) -> u64 {
+        self.max.max(self.queued_at(t))
+    }
+
+    /// The queue's integral over `[0, t]`, in cell-picoseconds (after
+    /// `advance_to` `t`): the sent cells' waits, and the queued ones' up
+    /// to `t`.
+    pub fn area_at(&self, t: SimTime) -> u128 {
+        let queued = u128::from(self.queued_at(t)) * u128::from(t.as_ps());
+        let queued_arrivals: u128 = self.vcs.iter().map(|q| q.sum_of_present(t)).sum();
+        self.departures - self.arrivals + queued - queued_arrivals
+    }
+
+    /// The start of slot `k` (the time of a [`DepartureRun`]'s cells).
+    pub fn slot_start(&self, k: u64) -> SimTime {
+        self.grid.start(k)
+    }
+}
+
+#[cfg(test)]
+#[path = "runs_tests.rs"]
+mod tests;
