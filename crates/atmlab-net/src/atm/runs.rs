@@ -334,6 +334,9 @@ impl RoundRobinRuns {
     /// Sends the cycle's cells in the `horizon` slots from the next.
     fn send(&mut self, horizon: u64, out: &mut Vec<DepartureRun>) {
         let l = self.cycle.len() as u64;
+        // Every slot of the horizon sends a cell: the departures' sum is
+        // the sum of the slots' starts, whichever VC sends in each.
+        self.departures += self.grid.sum_of_starts(self.slot, 1, horizon).expect("slots before `t` are in time");
         for (r, &(v, _)) in self.cycle.iter().enumerate() {
             let r = r as u64;
             if r >= horizon {
@@ -341,8 +344,6 @@ impl RoundRobinRuns {
             }
             let count = (horizon - r).div_ceil(l);
             let first = self.slot + r;
-            self.departures +=
-                self.grid.sum_of_starts(first, l, count).expect("slots before the run's end are in time");
             self.arrivals += self.vcs[v].send(count);
             self.cells_out += count;
             out.push(DepartureRun { vc: v, first, step: l, count });
