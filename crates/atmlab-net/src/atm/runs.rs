@@ -23,7 +23,21 @@
 //!    starts (see below);
 //! 3. the first slot at or after the first arrival of a *slow* run, one
 //!    whose link's slots can be further apart than the port's: the largest
-//!    queue is then no longer found at a run's end.
+//!    queue is then no longer found at a run's end;
+//! 4. the first slot at or after the first arrival of a run not yet judged
+//!    (below), so that the queue its first cell finds is known.
+//!
+//! **Admission.** The port's buffer and drop policy judge each cell at its
+//! arrival; here a run is judged at its first cell, by the same policy
+//! ([`AdmissionRule`]) on the queue that cell finds (cells arrived before
+//! it, and at its instant those of lower VCs, less the slots that started
+//! before it). A frame refused there (EPD) or cut by an overflow (PPD)
+//! drops its later cells with it, its last cell judged on its arrival. A
+//! run admitted is admitted whole when its cells and every admitted cell
+//! not yet sent, arrived or not, fit the buffer: a promise that each will
+//! find room, kept while that sum fits. When a cell admitted alone breaks
+//! it, the promised cells still to arrive go back to be judged one by one,
+//! and so do the later cells of a run that was not admitted whole.
 //!
 //! **Why a run's first cell proves the rest.** The cells of a fast run (3.)
 //! arrive at most `g` picoseconds apart, `g` no more than the shortest gap
@@ -44,12 +58,16 @@
 //! This is the model and its exactness argument, checked against the
 //! per-slot rule and against [`Port`](super::Port) by the tests below; the
 //! simulation does not use it yet (issue 31's stage 1 puts it into the
-//! port, `docs/benchmark.md`).
+//! port, `docs/benchmark.md`). Its one-by-one judging is not yet cheap: at a
+//! buffer held full by several sources at once it costs several times the
+//! port's per-cell work (`docs/benchmark.md`).
 
 use std::collections::VecDeque;
 
 use atmlab_engine::time::{Duration, SimTime};
 use atmlab_engine::units::SlotGrid;
+
+use super::{AdmissionRule, AdmitContext, DropPolicy, DropReason, OverflowAction, TailDrop, Verdict};
 
 /// Cells that arrive one slot of their link apart: cell `i` at the start of
 /// the link's slot `first + i`, `transit` later (the cell's time on the
@@ -60,15 +78,27 @@ pub struct ArrivalRun {
     first: u64,
     transit: Duration,
     count: u64,
+    /// Its last cell ends an AAL5 frame.
+    ends_frame: bool,
 }
 
 impl ArrivalRun {
     /// `count` cells from the link's slot `first` on; `None` if one of them
     /// would arrive at or after 2^64 ps ("never").
     pub fn new(link: SlotGrid, first: u64, transit: Duration, count: u64) -> Option<ArrivalRun> {
-        let run = ArrivalRun { link, first, transit, count };
+        let run = ArrivalRun { link, first, transit, count, ends_frame: false };
         let last = count.checked_sub(1).map_or(SimTime::ZERO, |i| run.arrival(i));
         (last < SimTime::MAX).then_some(run)
+    }
+
+    /// The same cells, the last of them a frame's end.
+    pub fn ending_frame(self) -> ArrivalRun {
+        ArrivalRun { ends_frame: true, ..self }
+    }
+
+    /// Its cell `i` alone (the frame's end if it is the last).
+    fn cell(&self, i: u64) -> ArrivalRun {
+        ArrivalRun { first: self.first + i, count: 1, ends_frame: self.ends_frame && i + 1 == self.count, ..*self }
     }
 
     /// When cell `i` arrives.
@@ -93,9 +123,10 @@ impl ArrivalRun {
         starts + u128::from(n) * u128::from(self.transit.as_ps())
     }
 
-    /// Whether its cells can be further apart than the slots of `port`.
+    /// Whether its cells can be further apart than the slots of `port`
+    /// (a cell alone never is).
     fn is_slow_for(&self, port: &SlotGrid) -> bool {
-        self.link.longest_gap() > port.whole_period()
+        self.count > 1 && self.link.longest_gap() > port.whole_period()
     }
 }
 
@@ -113,19 +144,37 @@ pub struct DepartureRun {
     pub count: u64,
 }
 
+/// What a VC's next cells meet after a drop in their frame (the port's
+/// rule: `Port`'s offer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Discard {
+    #[default]
+    No,
+    /// The frame was refused at its first cell.
+    Whole,
+    /// A cell of the frame overflowed.
+    Partial,
+}
+
 /// A VC's cells not yet sent: runs in the order they arrive, `taken` of the
-/// first one sent.
+/// first one sent; the first `judged` runs are admitted (their first cells
+/// arrived, the port's policy judged them), the rest wait for their first
+/// cell's arrival.
 #[derive(Clone, Debug, Default)]
 struct VcRuns {
     runs: VecDeque<ArrivalRun>,
     taken: u64,
+    judged: usize,
+    /// The last cell judged did not end a frame.
+    mid_frame: bool,
+    discard: Discard,
 }
 
 impl VcRuns {
-    /// Its cells present at `t`: arrived by then and not sent.
+    /// Its admitted cells present at `t`: arrived by then and not sent.
     fn present(&self, t: SimTime) -> u64 {
         let mut n = 0;
-        for (k, run) in self.runs.iter().enumerate() {
+        for (k, run) in self.runs.iter().take(self.judged).enumerate() {
             let arrived = run.arrived_by(t);
             n += if k == 0 { arrived.saturating_sub(self.taken) } else { arrived };
             if arrived < run.count {
@@ -135,10 +184,11 @@ impl VcRuns {
         n
     }
 
-    /// Its unsent cells from the `skip`-th on, by run: (run, first cell in it).
+    /// Its admitted unsent cells from the `skip`-th on, by run: (run, first
+    /// cell in it).
     fn unsent_after(&self, skip: u64) -> impl Iterator<Item = (&ArrivalRun, u64)> {
         let mut skip = skip + self.taken;
-        self.runs.iter().filter_map(move |run| {
+        self.runs.iter().take(self.judged).filter_map(move |run| {
             if skip >= run.count {
                 skip -= run.count;
                 return None;
@@ -147,9 +197,19 @@ impl VcRuns {
         })
     }
 
-    /// The arrival of its first unsent cell.
+    /// The arrival of its first admitted unsent cell.
     fn next_arrival(&self) -> Option<SimTime> {
-        self.runs.front().map(|run| run.arrival(self.taken))
+        self.runs.front().filter(|_| self.judged > 0).map(|run| run.arrival(self.taken))
+    }
+
+    /// The first arrival of its first run not yet judged.
+    fn next_to_judge(&self) -> Option<SimTime> {
+        self.runs.get(self.judged).map(|run| run.arrival(0))
+    }
+
+    /// Its admitted cells not yet sent, arrived or not.
+    fn unsent(&self) -> u64 {
+        self.runs.iter().take(self.judged).map(|r| r.count).sum::<u64>() - self.taken
     }
 
     /// Sends its first `n` cells: the sum of their arrival times (ps).
@@ -164,6 +224,7 @@ impl VcRuns {
             if self.taken == run.count {
                 self.runs.pop_front();
                 self.taken = 0;
+                self.judged -= 1;
             }
         }
         sum
@@ -182,11 +243,19 @@ impl VcRuns {
     }
 }
 
-/// A slotted port with a queue per VC served by the round robin (one
-/// category, no buffer limit: stage 1's first piece), run in horizons.
+/// A slotted port with a queue per VC served by the round robin, one
+/// shared buffer and one drop policy (one category), run in horizons.
 #[derive(Clone, Debug)]
 pub struct RoundRobinRuns {
     grid: SlotGrid,
+    /// The buffer, cells, and the policy that admits them.
+    limit: u64,
+    policy: DropPolicy,
+    /// Cells dropped, for want of room and with their frame; and runs of
+    /// cells dropped with their frame that have yet to arrive in full.
+    dropped_overflow: u64,
+    dropped_frame: u64,
+    dropping: Vec<ArrivalRun>,
     /// The next slot to run.
     slot: u64,
     /// The VC the round robin looks at first (one past the last served).
@@ -203,10 +272,22 @@ pub struct RoundRobinRuns {
 }
 
 impl RoundRobinRuns {
-    /// A port of `vcs` queues whose slots are `grid`'s.
+    /// A port of `vcs` queues whose slots are `grid`'s, with room for
+    /// every cell.
     pub fn new(grid: SlotGrid, vcs: usize) -> RoundRobinRuns {
+        RoundRobinRuns::with_buffer(grid, vcs, u64::MAX, DropPolicy::TailDrop(TailDrop))
+    }
+
+    /// A port of `vcs` queues whose slots are `grid`'s, sharing a buffer
+    /// of `limit` cells that `policy` admits cells to.
+    pub fn with_buffer(grid: SlotGrid, vcs: usize, limit: u64, policy: DropPolicy) -> RoundRobinRuns {
         RoundRobinRuns {
             grid,
+            limit,
+            policy,
+            dropped_overflow: 0,
+            dropped_frame: 0,
+            dropping: Vec::new(),
             slot: 0,
             next: 0,
             vcs: vec![VcRuns::default(); vcs],
@@ -218,9 +299,9 @@ impl RoundRobinRuns {
         }
     }
 
-    /// Queues a run of cells for VC `vc`; a VC's runs come in the order
-    /// they arrive, each after the last cell of the one before, and after
-    /// the slots already run.
+    /// Queues a run of cells for VC `vc`, judged when its first cell
+    /// arrives; a VC's runs come in the order they arrive, each after the
+    /// last cell of the one before, and after the slots already run.
     pub fn push(&mut self, vc: usize, run: ArrivalRun) {
         let q = &mut self.vcs[vc];
         debug_assert!(q.runs.back().is_none_or(|last| last.arrival(last.count - 1) <= run.arrival(0)));
@@ -234,6 +315,7 @@ impl RoundRobinRuns {
         let end = self.grid.slots_before(t);
         while self.slot < end {
             let start = self.grid.start(self.slot);
+            self.judge_arrivals(start);
             let n = self.vcs.len();
             // The cycle, in the round robin's order from its pointer, and
             // (1.) the first slot at which a VC outside it has a cell.
@@ -241,6 +323,10 @@ impl RoundRobinRuns {
             self.cycle.clear();
             for k in 0..n {
                 let v = (self.next + k) % n;
+                // (4.) A run's first cell is judged at its arrival.
+                if let Some(a) = self.vcs[v].next_to_judge() {
+                    horizon = horizon.min(self.grid.slots_before(a) - self.slot);
+                }
                 match self.vcs[v].present(start) {
                     0 => {
                         if let Some(a) = self.vcs[v].next_arrival() {
@@ -260,6 +346,194 @@ impl RoundRobinRuns {
             horizon = self.prove(horizon);
             self.note_largest(horizon);
             self.send(horizon, out);
+        }
+        self.judge_arrivals(t);
+        // The dropped runs that have arrived in full, counted.
+        let frame = &mut self.dropped_frame;
+        self.dropping.retain(|run| {
+            let whole = run.arrived_by(t) == run.count;
+            if whole {
+                *frame += run.count;
+            }
+            !whole
+        });
+    }
+
+    /// Judges every run whose first cell arrives at or before `t`, in the
+    /// order they arrive (at one instant, the lower VC first). The slots
+    /// before each such arrival have run (a horizon ends at the first slot
+    /// at or after it, (4.)).
+    fn judge_arrivals(&mut self, t: SimTime) {
+        while let Some((a, v)) = self
+            .vcs
+            .iter()
+            .enumerate()
+            .filter_map(|(v, q)| Some((q.next_to_judge()?, v)))
+            .filter(|(a, _)| *a <= t)
+            .min()
+        {
+            self.judge(v, a);
+        }
+    }
+
+    /// Judges VC `v`'s first run not yet judged, whose first cell arrives
+    /// at `t0`, as the port judges each cell on its arrival
+    /// ([`Port::offer`](super::Port::offer)): its first cell by the queue
+    /// then; its later cells with it where their fate follows (the frame
+    /// admitted with room for all, or refused), else one by one at their
+    /// arrivals.
+    fn judge(&mut self, v: usize, t0: SimTime) {
+        // The queue as this cell finds it: cells that arrived before it, and
+        // at its instant those of lower VCs.
+        let counts: Vec<u64> = (0..self.vcs.len())
+            .map(|u| match t0.as_ps().checked_sub(1) {
+                _ if u < v => self.vcs[u].present(t0),
+                Some(before) => self.vcs[u].present(SimTime::from_ps(before)),
+                None => 0,
+            })
+            .collect();
+        let queue: u64 = counts.iter().sum();
+        let q = &mut self.vcs[v];
+        let run = q.runs[q.judged];
+        let eof = run.count == 1 && run.ends_frame;
+        let room = queue < self.limit;
+        let clamp = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+        let first = match q.discard {
+            Discard::No => {
+                let verdict = if !q.mid_frame || !self.policy.judges_first_cells_only() {
+                    let ctx = AdmitContext {
+                        first_cell_of_frame: !q.mid_frame,
+                        end_of_frame: eof,
+                        clp: false,
+                        pool_occupancy: clamp(queue),
+                        pool_limit: clamp(self.limit),
+                        vc_occupancy: clamp(counts[v]),
+                        active_vcs: clamp(counts.iter().filter(|c| **c > 0).count() as u64),
+                    };
+                    self.policy.admit(&ctx)
+                } else {
+                    Verdict::Admit
+                };
+                match verdict {
+                    Verdict::DiscardFrame => {
+                        q.discard = Discard::Whole;
+                        Err(DropReason::FrameDiscard)
+                    }
+                    Verdict::Admit if room => Ok(()),
+                    Verdict::Admit => {
+                        if self.policy.on_overflow() == OverflowAction::DiscardRestOfFrame {
+                            q.discard = Discard::Partial;
+                        }
+                        Err(DropReason::Overflow)
+                    }
+                }
+            }
+            Discard::Partial if eof && room && self.policy.keeps_end_of_frame() => Ok(()),
+            Discard::Whole if eof && room && self.policy.keeps_end_of_refused_frame() => Ok(()),
+            Discard::Partial | Discard::Whole => Err(DropReason::FrameDiscard),
+        };
+        q.mid_frame = !eof;
+        if eof {
+            q.discard = Discard::No;
+        }
+        match first {
+            Err(DropReason::Overflow) => self.dropped_overflow += 1,
+            Err(_) => self.dropped_frame += 1,
+            Ok(()) => {}
+        }
+        let unsent: u64 = self.vcs.iter().map(VcRuns::unsent).sum();
+        let q = &mut self.vcs[v];
+        let k = q.judged;
+        let rest = run.count - 1;
+        if rest == 0 {
+            // A cell alone: judged.
+            match first {
+                Ok(()) => q.judged += 1,
+                Err(_) => drop(q.runs.remove(k)),
+            }
+            if first.is_ok() && unsent + 1 > self.limit {
+                self.revoke(v, t0);
+            }
+            return;
+        }
+        let later_need_no_rule = self.policy.judges_first_cells_only();
+        match first {
+            // Admitted, and room for the rest whatever arrives meanwhile:
+            // every cell admitted or sent, at most `limit` held.
+            Ok(()) if later_need_no_rule && unsent + 1 + rest <= self.limit => {
+                q.mid_frame = !run.ends_frame;
+                q.judged += 1;
+            }
+            // Refused, or cut by an overflow: the frame's later cells are
+            // dropped, its end judged when it arrives.
+            Err(_) if q.discard != Discard::No => {
+                let dropped = if run.ends_frame { rest - 1 } else { rest };
+                if dropped > 0 {
+                    self.dropping.push(ArrivalRun { first: run.first + 1, count: dropped, ends_frame: false, ..run });
+                }
+                q.runs.remove(k);
+                if run.ends_frame {
+                    q.runs.insert(k, run.cell(run.count - 1));
+                }
+            }
+            // Else each later cell on its own, at its arrival.
+            _ => {
+                q.runs.remove(k);
+                let mut at = k;
+                if first.is_ok() {
+                    q.runs.insert(at, run.cell(0));
+                    q.judged += 1;
+                    at += 1;
+                }
+                for i in 1..run.count {
+                    q.runs.insert(at, run.cell(i));
+                    at += 1;
+                }
+                if first.is_ok() && unsent + 1 > self.limit {
+                    self.revoke(v, t0);
+                }
+            }
+        }
+    }
+
+    /// A run admitted whole is a promise that each of its cells will find
+    /// room, kept while the admitted cells not yet sent, arrived or not,
+    /// fit the buffer. A cell admitted at `t0` by VC `v` (room for it
+    /// alone) has just broken that: the cells of such runs that arrive
+    /// after it go back to be judged one by one at their arrivals, as the
+    /// port judges them. (Only a VC's last admitted run can have cells
+    /// still to arrive: its next is judged at its first cell, after them.)
+    fn revoke(&mut self, v: usize, t0: SimTime) {
+        for (u, q) in self.vcs.iter_mut().enumerate() {
+            let Some(k) = q.judged.checked_sub(1) else { continue };
+            let run = q.runs[k];
+            // Its cells that came before `v`'s at `t0` (and `v`'s own).
+            let arrived = match t0.as_ps().checked_sub(1) {
+                _ if u <= v => run.arrived_by(t0),
+                Some(before) => run.arrived_by(SimTime::from_ps(before)),
+                None => 0,
+            };
+            if arrived == run.count {
+                continue;
+            }
+            let taken = if k == 0 { q.taken } else { 0 };
+            q.runs.remove(k);
+            q.judged -= 1;
+            let mut at = k;
+            if arrived > taken {
+                q.runs.insert(at, ArrivalRun { count: arrived, ends_frame: false, ..run });
+                q.judged += 1;
+                at += 1;
+            } else if k == 0 {
+                // Sent in full so far.
+                q.taken = 0;
+            }
+            for i in arrived..run.count {
+                q.runs.insert(at, run.cell(i));
+                at += 1;
+            }
+            // Its frame goes on: the last cell judged did not end it.
+            q.mid_frame = true;
         }
     }
 
@@ -355,6 +629,14 @@ impl RoundRobinRuns {
     /// Cells sent.
     pub fn cells_out(&self) -> u64 {
         self.cells_out
+    }
+
+    /// Cells that arrived by `t`, and of them those dropped for want of
+    /// room and those dropped with their frame (after
+    /// [`advance_to`](Self::advance_to) `t`).
+    pub fn cells_in_at(&self, t: SimTime) -> (u64, u64, u64) {
+        let frame = self.dropped_frame + self.dropping.iter().map(|run| run.arrived_by(t)).sum::<u64>();
+        (self.cells_out + self.queued_at(t) + self.dropped_overflow + frame, self.dropped_overflow, frame)
     }
 
     /// Cells queued at `t` (after [`advance_to`](Self::advance_to) `t`).

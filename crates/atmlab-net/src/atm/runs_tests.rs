@@ -12,13 +12,15 @@ use atmlab_engine::units::{BitRate, CELL_BITS};
 use proptest::prelude::*;
 
 /// A VC's runs: each `(gap, count)` starts `gap` of its link's slots after
-/// the last cell of the one before.
+/// the last cell of the one before; `frames`: each run's last cell ends a
+/// frame (else the VC's frames end only at its last run, if at all).
 #[derive(Clone, Debug)]
 struct Source {
     rate: u64,
     epoch: u64,
     transit: u64,
     runs: Vec<(u64, u64)>,
+    frames: bool,
 }
 
 impl Source {
@@ -34,14 +36,23 @@ impl Source {
                 slot += gap;
                 let run = ArrivalRun::new(self.link(), slot, Duration::from_ps(self.transit), count).unwrap();
                 slot += count;
-                run
+                if self.frames { run.ending_frame() } else { run }
             })
             .collect()
     }
 
     /// Every cell's arrival.
     fn arrivals(&self) -> Vec<SimTime> {
-        self.arrival_runs().iter().flat_map(|r| (0..r.count).map(|i| r.arrival(i))).collect()
+        self.cells().into_iter().map(|(a, _)| a).collect()
+    }
+
+    /// Every cell's arrival, and whether it ends a frame.
+    fn cells(&self) -> Vec<(SimTime, bool)> {
+        let frames = self.frames;
+        self.arrival_runs()
+            .iter()
+            .flat_map(|r| (0..r.count).map(move |i| (r.arrival(i), frames && i + 1 == r.count)))
+            .collect()
     }
 }
 
@@ -53,11 +64,19 @@ struct Outcome {
     cells_out: u64,
     max: u64,
     area: u128,
+    /// Cells in, dropped for want of room, dropped with their frame.
+    cells_in: (u64, u64, u64),
 }
 
+/// A buffer and the policy that admits cells to it.
+type Buffer = (u64, DropPolicy);
+
+/// Room for every cell.
+const UNLIMITED: Buffer = (u32::MAX as u64, DropPolicy::TailDrop(crate::atm::TailDrop));
+
 /// The horizons, advanced to each of `stops` in turn (the last is the end).
-fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime]) -> Outcome {
-    let mut rr = RoundRobinRuns::new(port, sources.len());
+fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime], buffer: Buffer) -> Outcome {
+    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), buffer.0, buffer.1);
     for (v, s) in sources.iter().enumerate() {
         for run in s.arrival_runs() {
             rr.push(v, run);
@@ -76,6 +95,7 @@ fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime]) -> Outcome
         cells_out: rr.cells_out(),
         max: rr.max_queue_at(end),
         area: rr.area_at(end),
+        cells_in: rr.cells_in_at(end),
     }
 }
 
@@ -117,18 +137,28 @@ fn by_slots(port: SlotGrid, sources: &[Source], end: SimTime) -> Outcome {
         queue = if kind == 0 { queue + 1 } else { queue - 1 };
         avg.set(t, queue);
     }
-    Outcome { cells_out: departures.len() as u64, departures, max: avg.max(), area: avg.area_until(end) }
+    let cells_in = cells.iter().flatten().filter(|a| **a <= end).count() as u64;
+    Outcome {
+        cells_out: departures.len() as u64,
+        departures,
+        max: avg.max(),
+        area: avg.area_until(end),
+        cells_in: (cells_in, 0, 0),
+    }
 }
 
 /// The port itself: a slotted port with a queue per VC (the round robin)
-/// and room for every cell, its cells offered at their arrivals and its
-/// slots run in time order, an arrival before a slot at the same instant.
-fn by_port(rate: u64, sources: &[Source], end: SimTime) -> Outcome {
+/// and the buffer, its cells offered at their arrivals and its slots run
+/// in time order, an arrival before a slot at the same instant (and the
+/// lower VC first).
+fn by_port(rate: u64, sources: &[Source], end: SimTime, buffer: Buffer) -> Outcome {
+    let mut policies = [DropPolicy::default(); 4];
+    policies[ServiceCategory::Ubr.index()] = buffer.1;
     let cfg = PortConfig {
         queueing: Queueing::PerVc,
-        buffer: Some(u32::MAX),
+        buffer: Some(u32::try_from(buffer.0).unwrap()),
         class_buffers: [None; 4],
-        policies: [DropPolicy::default(); 4],
+        policies,
         scheduler: SchedulerKind::default(),
         clp_threshold: None,
     };
@@ -137,8 +167,8 @@ fn by_port(rate: u64, sources: &[Source], end: SimTime) -> Outcome {
         p.add_vc(PortVc::new(ServiceCategory::Ubr, NextHop::Host { host: HostId(0), vc: 0 }));
     }
     p.finalize(false);
-    let mut arrivals: Vec<(SimTime, usize)> =
-        sources.iter().enumerate().flat_map(|(v, s)| s.arrivals().into_iter().map(move |a| (a, v))).collect();
+    let mut arrivals: Vec<(SimTime, usize, bool)> =
+        sources.iter().enumerate().flat_map(|(v, s)| s.cells().into_iter().map(move |(a, eof)| (a, v, eof))).collect();
     arrivals.sort_unstable();
     let (mut slot, mut departures) = (None::<SimTime>, Vec::new());
     let mut run_slots_before = |p: &mut Port, slot: &mut Option<SimTime>, t: SimTime| {
@@ -148,18 +178,24 @@ fn by_port(rate: u64, sources: &[Source], end: SimTime) -> Outcome {
             *slot = tx.next_slot;
         }
     };
-    for (a, v) in arrivals.into_iter().filter(|(a, _)| *a <= end) {
+    for (a, v, eof) in arrivals.into_iter().filter(|(a, _, _)| *a <= end) {
         run_slots_before(&mut p, &mut slot, a);
-        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, Pti::DATA, false, v as u16);
-        match p.offer(a, cell) {
-            Offer::Queued { wake: Some(w) } => slot = Some(w),
-            Offer::Queued { wake: None } => {}
-            other => panic!("a port with room queues every cell: {other:?}"),
+        let pti = if eof { Pti::DATA_EOF } else { Pti::DATA };
+        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, pti, false, v as u16);
+        if let Offer::Queued { wake: Some(w) } = p.offer(a, cell) {
+            slot = Some(w);
         }
     }
     run_slots_before(&mut p, &mut slot, end);
     let area = (p.mean_queue(end) * end.as_ps() as f64).round() as u128;
-    Outcome { cells_out: p.stats.cells_out, departures, max: p.max_queue(), area }
+    let s = &p.stats;
+    Outcome {
+        cells_out: s.cells_out,
+        departures,
+        max: p.max_queue(),
+        area,
+        cells_in: (s.cells_in, s.dropped_overflow, s.dropped_frame),
+    }
 }
 
 /// The port's grid: slot 0 at 0 ps.
@@ -181,7 +217,7 @@ fn source() -> impl Strategy<Value = Source> {
         prop_oneof![0u64..20_000_000, (0u64..20).prop_map(|k| k * 1_060_000)],
         proptest::collection::vec((prop_oneof![Just(0u64), 0u64..40, 0u64..4_000], 1u64..120), 0..8),
     )
-        .prop_map(|(rate, epoch, transit, runs)| Source { rate, epoch, transit, runs })
+        .prop_map(|(rate, epoch, transit, runs)| Source { rate, epoch, transit, runs, frames: true })
 }
 
 /// EXPERT's shape: frames of 91 cells from links four times the port's rate.
@@ -192,6 +228,7 @@ fn expert_like() -> Vec<Source> {
             epoch: 1_000 * v,
             transit: 5_000_000,
             runs: (0..12).map(|k| (if k % 3 == 0 { 2_000 * v + 300 } else { 5 * v }, 91)).collect(),
+            frames: true,
         })
         .collect()
 }
@@ -212,9 +249,9 @@ fn test_expert_like_frames_go_in_long_horizons_and_as_the_port_sends_them() {
     let cells = 4 * 12 * 91;
     assert_eq!(rr.cells_out(), cells, "every cell leaves within 20 ms");
     // The point of the horizons: far fewer steps than cells.
-    assert!(runs.len() * 100 < cells as usize, "{} departure runs for {cells} cells", runs.len());
-    let expected = by_port(155_520_000, &sources, end);
-    assert_eq!(by_horizons(port, &sources, &[end]), expected);
+    assert!(runs.len() * 30 < cells as usize, "{} departure runs for {cells} cells", runs.len());
+    let expected = by_port(155_520_000, &sources, end, UNLIMITED);
+    assert_eq!(by_horizons(port, &sources, &[end], UNLIMITED), expected);
     assert!(expected.max > 91, "the frames overlap at the port (largest queue {})", expected.max);
 }
 
@@ -223,14 +260,14 @@ fn test_a_slow_link_and_a_late_run_still_give_the_port_s_outcome() {
     // One VC on a link slower than the port (its queue falls between its
     // cells), one whose second run starts long after its first.
     let sources = vec![
-        Source { rate: 50_000_000, epoch: 0, transit: 1_000, runs: vec![(0, 30), (10, 20)] },
-        Source { rate: 600_000_000, epoch: 7, transit: 3_000_000, runs: vec![(3, 40), (5_000, 40)] },
+        Source { rate: 50_000_000, epoch: 0, transit: 1_000, runs: vec![(0, 30), (10, 20)], frames: true },
+        Source { rate: 600_000_000, epoch: 7, transit: 3_000_000, runs: vec![(3, 40), (5_000, 40)], frames: true },
     ];
     let end = SimTime::ZERO + Duration::from_ms(5);
     let port = grid(155_520_000);
-    let expected = by_port(155_520_000, &sources, end);
+    let expected = by_port(155_520_000, &sources, end, UNLIMITED);
     assert_eq!(expected.cells_out, 130);
-    assert_eq!(by_horizons(port, &sources, &[end]), expected);
+    assert_eq!(by_horizons(port, &sources, &[end], UNLIMITED), expected);
     assert_eq!(by_slots(port, &sources, end), expected);
 }
 
@@ -252,8 +289,8 @@ proptest! {
         stops.sort_unstable();
         stops.push(end);
         let expected = by_slots(port, &sources, end);
-        prop_assert_eq!(by_horizons(port, &sources, &[end]), by_slots(port, &sources, end));
-        prop_assert_eq!(by_horizons(port, &sources, &stops), expected);
+        prop_assert_eq!(by_horizons(port, &sources, &[end], UNLIMITED), by_slots(port, &sources, end));
+        prop_assert_eq!(by_horizons(port, &sources, &stops, UNLIMITED), expected);
     }
 
     #[test]
@@ -264,7 +301,7 @@ proptest! {
     ) {
         // The reference above is the port's rule (so the horizons are too).
         let end = SimTime::ZERO + Duration::from_us(end_us);
-        prop_assert_eq!(by_slots(grid(rate), &sources, end), by_port(rate, &sources, end));
+        prop_assert_eq!(by_slots(grid(rate), &sources, end), by_port(rate, &sources, end, UNLIMITED));
     }
 }
 
@@ -275,11 +312,97 @@ fn test_a_cell_a_picosecond_after_its_turn_misses_it() {
     // sent in slots 1 and 2; the second run's first cell (link slot 12)
     // arrives 1 ps after slot 3 starts, so slot 3 is idle and it leaves
     // in slot 4.
-    let sources = vec![Source { rate: 400_000_000, epoch: 0, transit: 1, runs: vec![(0, 2), (10, 3)] }];
+    let sources = vec![Source { rate: 400_000_000, epoch: 0, transit: 1, runs: vec![(0, 2), (10, 3)], frames: true }];
     let end = SimTime::ZERO + Duration::from_us(40);
-    let expected = by_port(100_000_000, &sources, end);
+    let expected = by_port(100_000_000, &sources, end, UNLIMITED);
     let slots: Vec<u64> = expected.departures.iter().map(|(_, t)| t.as_ps() / 4_240_000).collect();
     assert_eq!(slots, [1, 2, 4, 5, 6]);
-    assert_eq!(by_horizons(grid(100_000_000), &sources, &[end]), expected);
+    assert_eq!(by_horizons(grid(100_000_000), &sources, &[end], UNLIMITED), expected);
     assert_eq!(by_slots(grid(100_000_000), &sources, end), expected);
+}
+
+/// Buffers from a few cells to more than any test offers, with each policy
+/// the port has for UBR (EPD as the ASX-200 does it among them).
+fn buffer() -> impl Strategy<Value = Buffer> {
+    use crate::atm::{Epd, Fba, Ppd, SelectiveDrop, TailDrop};
+    (prop_oneof![2u64..40, 40u64..400, Just(100_000)], 0u32..100, any::<bool>(), 0usize..6).prop_map(
+        |(limit, at, flag, kind)| {
+            let threshold = (limit as u32).saturating_sub(at).max(1);
+            let policy = match kind {
+                0 => DropPolicy::TailDrop(TailDrop),
+                1 => DropPolicy::Ppd(Ppd { keep_end_of_frame: flag }),
+                2 => DropPolicy::Epd(Epd {
+                    threshold,
+                    strict: flag,
+                    keep_end_of_frame: true,
+                    keep_end_of_refused_frame: flag,
+                }),
+                3 => DropPolicy::Epd(Epd {
+                    threshold,
+                    strict: !flag,
+                    keep_end_of_frame: flag,
+                    keep_end_of_refused_frame: true,
+                }),
+                4 => DropPolicy::SelectiveDrop(SelectiveDrop { threshold, z: 0.8, keep_end_of_frame: flag }),
+                _ => DropPolicy::Fba(Fba { threshold, z: 0.5, keep_end_of_frame: flag }),
+            };
+            (limit, policy)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_horizons_drop_what_the_port_drops(
+        rate in prop_oneof![Just(155_520_000u64), Just(100_000_000), 10_000_000u64..622_080_000],
+        sources in proptest::collection::vec((source(), any::<bool>()), 1..5),
+        end_us in 1u64..3_000,
+        stops in proptest::collection::vec(0u64..3_000, 0..3),
+        buffer in buffer(),
+    ) {
+        // Frames that end with their runs and frames that span them.
+        let sources: Vec<Source> = sources.into_iter().map(|(s, frames)| Source { frames, ..s }).collect();
+        let end = SimTime::ZERO + Duration::from_us(end_us);
+        let mut stops: Vec<SimTime> = stops.into_iter().filter(|s| *s < end_us).map(|s| SimTime::ZERO + Duration::from_us(s)).collect();
+        stops.sort_unstable();
+        stops.push(end);
+        prop_assert_eq!(by_horizons(grid(rate), &sources, &stops, buffer), by_port(rate, &sources, end, buffer));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_at_a_nearly_full_buffer_with_simultaneous_arrivals_the_port_s_drops(
+        rate in prop_oneof![Just(155_520_000u64), Just(100_000_000)],
+        link in prop_oneof![Just(400_000_000u64), Just(622_080_000), Just(155_520_000)],
+        transit in prop_oneof![Just(0u64), Just(1_060_000)],
+        runs in proptest::collection::vec(proptest::collection::vec((0u64..6, 1u64..24), 1..6), 2..5),
+        frames in proptest::collection::vec(any::<bool>(), 4),
+        end_us in 5u64..300,
+        buffer in (2u64..24, 0u32..20, any::<bool>(), 0usize..6),
+    ) {
+        // Every VC on the same kind of link with the same timing, so that
+        // cells of several VCs arrive at one instant, into a buffer about
+        // the size of a frame: which cell finds room turns on the order
+        // at an instant and on the last cell of a frame admitted whole.
+        use crate::atm::{Epd, Ppd, TailDrop};
+        let (limit, at, flag, kind) = buffer;
+        let threshold = (limit as u32).saturating_sub(at % 8).max(1);
+        let policy = match kind {
+            0 | 1 => DropPolicy::TailDrop(TailDrop),
+            2 => DropPolicy::Ppd(Ppd { keep_end_of_frame: flag }),
+            _ => DropPolicy::Epd(Epd { threshold, strict: flag, keep_end_of_frame: !flag, keep_end_of_refused_frame: true }),
+        };
+        let sources: Vec<Source> = runs
+            .into_iter()
+            .zip(frames)
+            .map(|(runs, frames)| Source { rate: link, epoch: 0, transit, runs, frames })
+            .collect();
+        let end = SimTime::ZERO + Duration::from_us(end_us);
+        prop_assert_eq!(by_horizons(grid(rate), &sources, &[end], (limit, policy)), by_port(rate, &sources, end, (limit, policy)));
+    }
 }
