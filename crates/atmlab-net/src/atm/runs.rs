@@ -385,13 +385,8 @@ impl RoundRobinRuns {
     fn judge(&mut self, v: usize, t0: SimTime) {
         // The queue as this cell finds it: cells that arrived before it, and
         // at its instant those of lower VCs.
-        let counts: Vec<u64> = (0..self.vcs.len())
-            .map(|u| match t0.as_ps().checked_sub(1) {
-                _ if u < v => self.vcs[u].present(t0),
-                Some(before) => self.vcs[u].present(SimTime::from_ps(before)),
-                None => 0,
-            })
-            .collect();
+        let counts: Vec<u64> =
+            (0..self.vcs.len()).map(|u| came_before(u, v, t0).map_or(0, |t| self.vcs[u].present(t))).collect();
         let queue: u64 = counts.iter().sum();
         let q = &mut self.vcs[v];
         let run = q.runs[q.judged];
@@ -508,11 +503,7 @@ impl RoundRobinRuns {
             let Some(k) = q.judged.checked_sub(1) else { continue };
             let run = q.runs[k];
             // Its cells that came before `v`'s at `t0` (and `v`'s own).
-            let arrived = match t0.as_ps().checked_sub(1) {
-                _ if u <= v => run.arrived_by(t0),
-                Some(before) => run.arrived_by(SimTime::from_ps(before)),
-                None => 0,
-            };
+            let arrived = came_before(u, v, t0).map_or(0, |t| run.arrived_by(t));
             if arrived == run.count {
                 continue;
             }
@@ -662,6 +653,13 @@ impl RoundRobinRuns {
     pub fn slot_start(&self, k: u64) -> SimTime {
         self.grid.start(k)
     }
+}
+
+/// Up to when VC `u`'s cells arrive before VC `v`'s cell at `t0`, in the
+/// port's order: at one instant the lower VC first (`v`'s own earlier cells
+/// are all before `t0`); `None` if none can.
+fn came_before(u: usize, v: usize, t0: SimTime) -> Option<SimTime> {
+    if u <= v { Some(t0) } else { t0.as_ps().checked_sub(1).map(SimTime::from_ps) }
 }
 
 #[cfg(test)]
