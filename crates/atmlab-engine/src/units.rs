@@ -130,8 +130,9 @@ impl SlotClock {
 }
 
 /// The constants of a grid of slots: slot `k` starts at `epoch + ceil(k * P
-/// / R)` ps (see [`SlotClock`]). 64 bytes, one cache line.
-#[derive(Clone, Copy, Debug)]
+/// / R)` ps (see [`SlotClock`]). 64 bytes, one cache line. Two grids are
+/// equal when their slots are (the estimates follow from the constants).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SlotGrid {
     period_num: u128, // P, over gcd(P, R)
     epoch: u64,
@@ -311,6 +312,12 @@ impl SlotGrid {
     pub fn sum_of_starts(&self, first: u64, step: u64, n: u64) -> Option<u128> {
         if n == 0 {
             return Some(0);
+        }
+        if n == 1 {
+            // One slot (most of a busy port's horizons when cells are judged
+            // one at a time): its start, without the recursion.
+            let start = self.start(first);
+            return (start < SimTime::MAX).then_some(u128::from(start.as_ps()));
         }
         let (p, r) = (self.period_num, u128::from(self.rate));
         let last = u128::from(first) + u128::from(step) * u128::from(n - 1);
@@ -510,6 +517,11 @@ mod tests {
         let slow = SlotGrid::new(BitRate::from_bps(1).unwrap(), CELL_BITS, SimTime::ZERO);
         assert_eq!(slow.sum_of_starts(0, 1 << 20, 1 << 20), None);
         assert!(slow.sum_of_starts(0, 1, 1_000).is_some());
+        // One slot: its start (the short way), "never" beyond 2^64 ps.
+        assert_eq!(grid.sum_of_starts(2, 9, 1), Some(5_452_675));
+        assert_eq!(shifted.sum_of_starts(1, 0, 1), Some(100 + 2_726_338));
+        assert_eq!(slow.sum_of_starts(1 << 40, 1, 1), None);
+        assert_eq!(slow.sum_of_starts(1_000, 1, 1), Some(1_000 * 424 * 1_000_000_000_000));
     }
 
     proptest! {

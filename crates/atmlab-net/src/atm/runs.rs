@@ -36,8 +36,12 @@
 //! run admitted is admitted whole when its cells and every admitted cell
 //! not yet sent, arrived or not, fit the buffer: a promise that each will
 //! find room, kept while that sum fits. When a cell admitted alone breaks
-//! it, the promised cells still to arrive go back to be judged one by one,
-//! and so do the later cells of a run that was not admitted whole.
+//! it, the promised cells still to arrive go back to be judged as a run at
+//! the first of them; a run not admitted whole has its first cell judged
+//! alone and the rest judged as a run at its next cell. So every cell is
+//! judged at its arrival in the worst case, and a run is admitted whole
+//! again as soon as the promise can be made; cells admitted one at a time
+//! join the run before them, so a queue holds about a run per frame.
 //!
 //! **Why a run's first cell proves the rest.** The cells of a fast run (3.)
 //! arrive at most `g` picoseconds apart, `g` no more than the shortest gap
@@ -58,9 +62,7 @@
 //! This is the model and its exactness argument, checked against the
 //! per-slot rule and against [`Port`](super::Port) by the tests below; the
 //! simulation does not use it yet (issue 31's stage 1 puts it into the
-//! port, `docs/benchmark.md`). Its one-by-one judging is not yet cheap: at a
-//! buffer held full by several sources at once it costs several times the
-//! port's per-cell work (`docs/benchmark.md`).
+//! port, `docs/benchmark.md`).
 
 use std::collections::VecDeque;
 
@@ -123,6 +125,16 @@ impl ArrivalRun {
         starts + u128::from(n) * u128::from(self.transit.as_ps())
     }
 
+    /// Whether `next` carries on where it ends: the same link, its next
+    /// slot, and no frame's end between them. (A run then holds at most one
+    /// frame's end, its last cell.)
+    fn joins(&self, next: &ArrivalRun) -> bool {
+        !self.ends_frame
+            && self.first + self.count == next.first
+            && self.transit == next.transit
+            && self.link == next.link
+    }
+
     /// Whether its cells can be further apart than the slots of `port`
     /// (a cell alone never is).
     fn is_slow_for(&self, port: &SlotGrid) -> bool {
@@ -159,12 +171,16 @@ enum Discard {
 /// A VC's cells not yet sent: runs in the order they arrive, `taken` of the
 /// first one sent; the first `judged` runs are admitted (their first cells
 /// arrived, the port's policy judged them), the rest wait for their first
-/// cell's arrival.
+/// cell's arrival. Cells admitted one by one join the run before them
+/// ([`ArrivalRun::joins`]), so the queue holds about a run per frame
+/// however its cells were judged.
 #[derive(Clone, Debug, Default)]
 struct VcRuns {
     runs: VecDeque<ArrivalRun>,
     taken: u64,
     judged: usize,
+    /// The admitted runs' cells not yet sent, arrived or not.
+    admitted: u64,
     /// The last cell judged did not end a frame.
     mid_frame: bool,
     discard: Discard,
@@ -207,9 +223,23 @@ impl VcRuns {
         self.runs.get(self.judged).map(|run| run.arrival(0))
     }
 
-    /// Its admitted cells not yet sent, arrived or not.
-    fn unsent(&self) -> u64 {
-        self.runs.iter().take(self.judged).map(|r| r.count).sum::<u64>() - self.taken
+    /// Admits `run` (its first unjudged run, or a first part of it, already
+    /// taken off): joined to the last admitted run if it carries on from
+    /// it, else a run of its own before the runs not yet judged.
+    fn admit(&mut self, run: ArrivalRun) {
+        self.admitted += run.count;
+        match self.judged.checked_sub(1) {
+            Some(j) if self.runs[j].joins(&run) => {
+                let last = &mut self.runs[j];
+                last.count += run.count;
+                last.ends_frame = run.ends_frame;
+            }
+            _ => {
+                self.runs.insert(self.judged, run);
+                self.judged += 1;
+            }
+        }
+        debug_assert_eq!(self.admitted, self.runs.iter().take(self.judged).map(|r| r.count).sum::<u64>() - self.taken);
     }
 
     /// Sends its first `n` cells: the sum of their arrival times (ps).
@@ -221,6 +251,7 @@ impl VcRuns {
             sum += run.sum_of_arrivals(self.taken, k);
             n -= k;
             self.taken += k;
+            self.admitted -= k;
             if self.taken == run.count {
                 self.runs.pop_front();
                 self.taken = 0;
@@ -269,6 +300,8 @@ pub struct RoundRobinRuns {
     max: u64,
     /// The VCs of the cycle with their cells present (kept for its buffer).
     cycle: Vec<(usize, u64)>,
+    /// Each VC's queue as a judged cell finds it (kept for its buffer).
+    counts: Vec<u64>,
 }
 
 impl RoundRobinRuns {
@@ -296,6 +329,7 @@ impl RoundRobinRuns {
             arrivals: 0,
             max: 0,
             cycle: Vec::with_capacity(vcs),
+            counts: Vec::with_capacity(vcs),
         }
     }
 
@@ -380,13 +414,14 @@ impl RoundRobinRuns {
     /// at `t0`, as the port judges each cell on its arrival
     /// ([`Port::offer`](super::Port::offer)): its first cell by the queue
     /// then; its later cells with it where their fate follows (the frame
-    /// admitted with room for all, or refused), else one by one at their
-    /// arrivals.
+    /// admitted with room for all, or refused), else as a run of their own
+    /// judged at the next cell's arrival.
     fn judge(&mut self, v: usize, t0: SimTime) {
         // The queue as this cell finds it: cells that arrived before it, and
         // at its instant those of lower VCs.
-        let counts: Vec<u64> =
-            (0..self.vcs.len()).map(|u| came_before(u, v, t0).map_or(0, |t| self.vcs[u].present(t))).collect();
+        let mut counts = std::mem::take(&mut self.counts);
+        counts.clear();
+        counts.extend((0..self.vcs.len()).map(|u| came_before(u, v, t0).map_or(0, |t| self.vcs[u].present(t))));
         let queue: u64 = counts.iter().sum();
         let q = &mut self.vcs[v];
         let run = q.runs[q.judged];
@@ -427,6 +462,7 @@ impl RoundRobinRuns {
             Discard::Whole if eof && room && self.policy.keeps_end_of_refused_frame() => Ok(()),
             Discard::Partial | Discard::Whole => Err(DropReason::FrameDiscard),
         };
+        self.counts = counts;
         q.mid_frame = !eof;
         if eof {
             q.discard = Discard::No;
@@ -436,29 +472,21 @@ impl RoundRobinRuns {
             Err(_) => self.dropped_frame += 1,
             Ok(()) => {}
         }
-        let unsent: u64 = self.vcs.iter().map(VcRuns::unsent).sum();
+        let unsent: u64 = self.vcs.iter().map(|q| q.admitted).sum();
         let q = &mut self.vcs[v];
         let k = q.judged;
         let rest = run.count - 1;
-        if rest == 0 {
-            // A cell alone: judged.
-            match first {
-                Ok(()) => q.judged += 1,
-                Err(_) => drop(q.runs.remove(k)),
-            }
-            if first.is_ok() && unsent + 1 > self.limit {
-                self.revoke(v, t0);
-            }
-            return;
-        }
         let later_need_no_rule = self.policy.judges_first_cells_only();
         match first {
             // Admitted, and room for the rest whatever arrives meanwhile:
-            // every cell admitted or sent, at most `limit` held.
-            Ok(()) if later_need_no_rule && unsent + 1 + rest <= self.limit => {
+            // every cell admitted or sent, at most `limit` held. (A cell
+            // alone is judged.)
+            Ok(()) if rest == 0 || (later_need_no_rule && unsent + 1 + rest <= self.limit) => {
                 q.mid_frame = !run.ends_frame;
-                q.judged += 1;
+                q.runs.remove(k);
+                q.admit(run);
             }
+            Err(_) if rest == 0 => drop(q.runs.remove(k)),
             // Refused, or cut by an overflow: the frame's later cells are
             // dropped, its end judged when it arrives.
             Err(_) if q.discard != Discard::No => {
@@ -466,28 +494,23 @@ impl RoundRobinRuns {
                 if dropped > 0 {
                     self.dropping.push(ArrivalRun { first: run.first + 1, count: dropped, ends_frame: false, ..run });
                 }
-                q.runs.remove(k);
                 if run.ends_frame {
-                    q.runs.insert(k, run.cell(run.count - 1));
+                    q.runs[k] = run.cell(run.count - 1);
+                } else {
+                    q.runs.remove(k);
                 }
             }
-            // Else each later cell on its own, at its arrival.
+            // Else the first cell on its own; the rest is judged as a run at
+            // its next cell's arrival (where it may be admitted whole).
             _ => {
-                q.runs.remove(k);
-                let mut at = k;
+                q.runs[k] = ArrivalRun { first: run.first + 1, count: rest, ..run };
                 if first.is_ok() {
-                    q.runs.insert(at, run.cell(0));
-                    q.judged += 1;
-                    at += 1;
-                }
-                for i in 1..run.count {
-                    q.runs.insert(at, run.cell(i));
-                    at += 1;
-                }
-                if first.is_ok() && unsent + 1 > self.limit {
-                    self.revoke(v, t0);
+                    q.admit(run.cell(0));
                 }
             }
+        }
+        if first.is_ok() && unsent + 1 > self.limit {
+            self.revoke(v, t0);
         }
     }
 
@@ -495,9 +518,10 @@ impl RoundRobinRuns {
     /// room, kept while the admitted cells not yet sent, arrived or not,
     /// fit the buffer. A cell admitted at `t0` by VC `v` (room for it
     /// alone) has just broken that: the cells of such runs that arrive
-    /// after it go back to be judged one by one at their arrivals, as the
-    /// port judges them. (Only a VC's last admitted run can have cells
-    /// still to arrive: its next is judged at its first cell, after them.)
+    /// after it go back to be judged at their arrivals, as a run judged at
+    /// its first cell, as the port judges them. (Only a VC's last admitted
+    /// run can have cells still to arrive: its next is judged at its first
+    /// cell, after them.)
     fn revoke(&mut self, v: usize, t0: SimTime) {
         for (u, q) in self.vcs.iter_mut().enumerate() {
             let Some(k) = q.judged.checked_sub(1) else { continue };
@@ -507,21 +531,16 @@ impl RoundRobinRuns {
             if arrived == run.count {
                 continue;
             }
-            let taken = if k == 0 { q.taken } else { 0 };
-            q.runs.remove(k);
+            q.admitted -= run.count - arrived;
+            q.runs[k] = ArrivalRun { first: run.first + arrived, count: run.count - arrived, ..run };
             q.judged -= 1;
-            let mut at = k;
+            let taken = if k == 0 { q.taken } else { 0 };
             if arrived > taken {
-                q.runs.insert(at, ArrivalRun { count: arrived, ends_frame: false, ..run });
+                q.runs.insert(k, ArrivalRun { count: arrived, ends_frame: false, ..run });
                 q.judged += 1;
-                at += 1;
             } else if k == 0 {
                 // Sent in full so far.
                 q.taken = 0;
-            }
-            for i in arrived..run.count {
-                q.runs.insert(at, run.cell(i));
-                at += 1;
             }
             // Its frame goes on: the last cell judged did not end it.
             q.mid_frame = true;
@@ -581,14 +600,19 @@ impl RoundRobinRuns {
     /// arrives within it.
     fn note_largest(&mut self, horizon: u64) {
         let last_start = self.grid.start(self.slot + horizon - 1);
-        let mut largest = self.queue_before(0).max(self.queue_before(horizon - 1));
+        // Before the first slot, the cycle's cells present are the queue.
+        let mut largest = self.cycle.iter().map(|&(_, present)| present).sum::<u64>();
+        debug_assert_eq!(largest, self.queue_before(0));
+        if horizon > 1 {
+            largest = largest.max(self.queue_before(horizon - 1));
+        }
         for &(v, present) in &self.cycle {
             for (run, from) in self.vcs[v].unsent_after(present) {
                 if run.arrival(from) > last_start {
                     break;
                 }
                 let j = self.grid.slots_before(run.arrival(run.count - 1)) - self.slot;
-                if j < horizon {
+                if 0 < j && j < horizon {
                     largest = largest.max(self.queue_before(j));
                 }
             }
@@ -647,6 +671,14 @@ impl RoundRobinRuns {
         let queued = u128::from(self.queued_at(t)) * u128::from(t.as_ps());
         let queued_arrivals: u128 = self.vcs.iter().map(|q| q.sum_of_present(t)).sum();
         self.departures - self.arrivals + queued - queued_arrivals
+    }
+
+    /// The runs admitted and not yet sent, over every VC, and how many of
+    /// them end a frame.
+    #[cfg(test)]
+    fn admitted_runs(&self) -> (usize, usize) {
+        let runs = || self.vcs.iter().flat_map(|q| q.runs.iter().take(q.judged));
+        (runs().count(), runs().filter(|r| r.ends_frame).count())
     }
 
     /// The start of slot `k` (the time of a [`DepartureRun`]'s cells).

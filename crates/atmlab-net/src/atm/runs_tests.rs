@@ -253,6 +253,80 @@ fn test_expert_like_frames_go_in_long_horizons_and_as_the_port_sends_them() {
     let expected = by_port(155_520_000, &sources, end, UNLIMITED);
     assert_eq!(by_horizons(port, &sources, &[end], UNLIMITED), expected);
     assert!(expected.max > 91, "the frames overlap at the port (largest queue {})", expected.max);
+    // With EXPERT's buffer (1,088 cells, EPD at 997), which these frames
+    // never fill: each frame admitted whole on a promise of room (the
+    // admitted cells counted as they are sent), in as few steps.
+    let epd = DropPolicy::Epd(crate::atm::Epd {
+        threshold: 997,
+        strict: true,
+        keep_end_of_frame: true,
+        keep_end_of_refused_frame: true,
+    });
+    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), 1_088, epd);
+    for (v, s) in sources.iter().enumerate() {
+        for run in s.arrival_runs() {
+            rr.push(v, run);
+        }
+    }
+    let mut buffered = Vec::new();
+    rr.advance_to(end, &mut buffered);
+    assert_eq!(rr.cells_out(), cells);
+    assert_eq!(buffered, runs, "the same departures in the same steps");
+}
+
+#[test]
+fn test_at_a_buffer_held_full_cells_judged_one_at_a_time_join_into_runs() {
+    // EXPERT's buffer (1,088 cells, EPD at 997 as the ASX-200 does it) and
+    // four sources sending frames nearly back to back at four times the
+    // port's rate: the buffer stays full, EPD refuses frames, and most
+    // admitted frames are admitted one cell at a time (no promise of room
+    // can be made). The outcome is the port's, and the queue still holds
+    // about a run per frame: a cell admitted alone joins the run before it.
+    use crate::atm::Epd;
+    let sources: Vec<Source> = (0..4)
+        .map(|v| Source {
+            rate: 622_080_000,
+            epoch: 1_000 * v,
+            transit: 5_000_000,
+            runs: (0..40).map(|k| (if k % 5 == 0 { 60 } else { v + 1 }, 91)).collect(),
+            frames: true,
+        })
+        .collect();
+    let epd =
+        DropPolicy::Epd(Epd { threshold: 997, strict: true, keep_end_of_frame: true, keep_end_of_refused_frame: true });
+    let (port, end) = (grid(155_520_000), SimTime::ZERO + Duration::from_ms(40));
+    let expected = by_port(155_520_000, &sources, end, (1_088, epd));
+    assert_eq!(expected.max, 1_088, "the buffer fills");
+    assert!(expected.cells_in.1 > 0 && expected.cells_in.2 > 0, "cells dropped for room and with their frames");
+    assert_eq!(by_horizons(port, &sources, &[end], (1_088, epd)), expected);
+    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), 1_088, epd);
+    for (v, s) in sources.iter().enumerate() {
+        for run in s.arrival_runs() {
+            rr.push(v, run);
+        }
+    }
+    let mut out = Vec::new();
+    for us in (10..40_000).step_by(10) {
+        rr.advance_to(SimTime::ZERO + Duration::from_us(us), &mut out);
+        // A run per frame with a cell held, two for a frame cut by an
+        // overflow (its end kept alone), and one frame going on per VC.
+        let (runs, frames) = rr.admitted_runs();
+        assert!(runs <= 2 * frames + sources.len(), "{runs} runs held for {frames} frames' ends");
+    }
+}
+
+#[test]
+fn test_a_run_joins_only_the_next_slot_of_its_own_link_within_a_frame() {
+    let link = grid(622_080_000);
+    let transit = Duration::from_ps(5_000_000);
+    let run = |link, first, transit| ArrivalRun::new(link, first, transit, 10).unwrap();
+    let a = run(link, 100, transit);
+    assert!(a.joins(&run(link, 110, transit)));
+    assert!(!a.joins(&run(link, 111, transit)), "a slot between them");
+    assert!(!a.joins(&run(link, 109, transit)), "overlapping");
+    assert!(!a.joins(&run(grid(155_520_000), 110, transit)), "another link");
+    assert!(!a.joins(&run(link, 110, Duration::from_ps(5_000_001))), "another transit");
+    assert!(!a.ending_frame().joins(&run(link, 110, transit)), "a frame's end between them");
 }
 
 #[test]
