@@ -293,6 +293,8 @@ pub struct RoundRobinRuns {
     next: usize,
     vcs: Vec<VcRuns>,
     cells_out: u64,
+    /// Runs judged (each at its first cell), for the tests.
+    judgements: u64,
     /// Sums (ps) of the sent cells' departures and arrivals: their waits.
     departures: u128,
     arrivals: u128,
@@ -325,6 +327,7 @@ impl RoundRobinRuns {
             next: 0,
             vcs: vec![VcRuns::default(); vcs],
             cells_out: 0,
+            judgements: 0,
             departures: 0,
             arrivals: 0,
             max: 0,
@@ -417,6 +420,7 @@ impl RoundRobinRuns {
     /// admitted with room for all, or refused), else as a run of their own
     /// judged at the next cell's arrival.
     fn judge(&mut self, v: usize, t0: SimTime) {
+        self.judgements += 1;
         // The queue as this cell finds it: cells that arrived before it, and
         // at its instant those of lower VCs.
         let mut counts = std::mem::take(&mut self.counts);
@@ -671,6 +675,12 @@ impl RoundRobinRuns {
         let queued = u128::from(self.queued_at(t)) * u128::from(t.as_ps());
         let queued_arrivals: u128 = self.vcs.iter().map(|q| q.sum_of_present(t)).sum();
         self.departures - self.arrivals + queued - queued_arrivals
+    }
+
+    /// How many times a run was judged at its first cell.
+    #[cfg(test)]
+    fn judgements(&self) -> u64 {
+        self.judgements
     }
 
     /// The runs admitted and not yet sent, over every VC, and how many of

@@ -316,6 +316,35 @@ fn test_at_a_buffer_held_full_cells_judged_one_at_a_time_join_into_runs() {
 }
 
 #[test]
+fn test_a_run_judged_cell_by_cell_is_promised_room_again_once_it_fits() {
+    // A burst of 1,000 cells on VC 0 from a link four times the port's rate
+    // leaves about 750 queued; then a frame of 1,500 cells on VC 1 from a
+    // link of the port's rate. At the frame's first cell the admitted cells
+    // and the frame do not fit 1,088 cells, so its cells are judged one at
+    // a time; the queue holds level (a cell in and a cell out each slot)
+    // while the sum of the admitted cells and the frame's rest falls by one
+    // a slot, and once it fits, the rest is admitted whole: far fewer
+    // judgements than cells.
+    let sources = vec![
+        Source { rate: 622_080_000, epoch: 0, transit: 0, runs: vec![(0, 1_000)], frames: true },
+        Source { rate: 155_520_000, epoch: 0, transit: 0, runs: vec![(250, 1_500)], frames: true },
+    ];
+    let buffer = (1_088, DropPolicy::TailDrop(crate::atm::TailDrop));
+    let (port, end) = (grid(155_520_000), SimTime::ZERO + Duration::from_ms(20));
+    let expected = by_port(155_520_000, &sources, end, buffer);
+    assert!(expected.max > 700, "a deep queue when the frame starts (largest {})", expected.max);
+    assert_eq!(by_horizons(port, &sources, &[end], buffer), expected);
+    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), buffer.0, buffer.1);
+    for (v, s) in sources.iter().enumerate() {
+        for run in s.arrival_runs() {
+            rr.push(v, run);
+        }
+    }
+    rr.advance_to(end, &mut Vec::new());
+    assert!(rr.judgements() < 1_300, "{} judgements for 2 runs of 2,500 cells", rr.judgements());
+}
+
+#[test]
 fn test_a_run_joins_only_the_next_slot_of_its_own_link_within_a_frame() {
     let link = grid(622_080_000);
     let transit = Duration::from_ps(5_000_000);
