@@ -6,7 +6,7 @@
 //! repeats one cycle: VC `B[r]` sends in slots `s + r + j |B|`. Cells come
 //! off a host's link in runs, one slot of that link apart. So a stretch of
 //! slots can be run in one step: each VC's departures are an arithmetic
-//! progression of slots, the queue integral is the sum of the cells' waits
+//! progression of slots (given out a frame at a time, [`DepartureRun`]), the queue integral is the sum of the cells' waits
 //! (sums of slot starts, [`SlotGrid::sum_of_starts`]), and the largest
 //! queue is found at a few instants.
 //!
@@ -70,6 +70,7 @@ use atmlab_engine::time::{Duration, SimTime};
 use atmlab_engine::units::SlotGrid;
 
 use super::{AdmissionRule, AdmitContext, DropPolicy, DropReason, OverflowAction, TailDrop, Verdict};
+use crate::pdu::PduId;
 
 /// Cells that arrive one slot of their link apart: cell `i` at the start of
 /// the link's slot `first + i`, `transit` later (the cell's time on the
@@ -82,13 +83,15 @@ pub struct ArrivalRun {
     count: u64,
     /// Its last cell ends an AAL5 frame.
     ends_frame: bool,
+    /// The frame its cells belong to (`PduId::NONE` if none).
+    pdu: PduId,
 }
 
 impl ArrivalRun {
     /// `count` cells from the link's slot `first` on; `None` if one of them
     /// would arrive at or after 2^64 ps ("never").
     pub fn new(link: SlotGrid, first: u64, transit: Duration, count: u64) -> Option<ArrivalRun> {
-        let run = ArrivalRun { link, first, transit, count, ends_frame: false };
+        let run = ArrivalRun { link, first, transit, count, ends_frame: false, pdu: PduId::NONE };
         let last = count.checked_sub(1).map_or(SimTime::ZERO, |i| run.arrival(i));
         (last < SimTime::MAX).then_some(run)
     }
@@ -96,6 +99,11 @@ impl ArrivalRun {
     /// The same cells, the last of them a frame's end.
     pub fn ending_frame(self) -> ArrivalRun {
         ArrivalRun { ends_frame: true, ..self }
+    }
+
+    /// The same cells, of frame `pdu`.
+    pub fn carrying(self, pdu: PduId) -> ArrivalRun {
+        ArrivalRun { pdu, ..self }
     }
 
     /// Its cell `i` alone (the frame's end if it is the last).
@@ -125,11 +133,12 @@ impl ArrivalRun {
         starts + u128::from(n) * u128::from(self.transit.as_ps())
     }
 
-    /// Whether `next` carries on where it ends: the same link, its next
-    /// slot, and no frame's end between them. (A run then holds at most one
-    /// frame's end, its last cell.)
+    /// Whether `next` carries on where it ends: the same frame and link,
+    /// its next slot, and no frame's end between them. (A run then holds
+    /// cells of one frame, its end at most its last cell.)
     fn joins(&self, next: &ArrivalRun) -> bool {
         !self.ends_frame
+            && self.pdu == next.pdu
             && self.first + self.count == next.first
             && self.transit == next.transit
             && self.link == next.link
@@ -142,8 +151,8 @@ impl ArrivalRun {
     }
 }
 
-/// One VC's departures in one horizon: the port's slots `first`, `first +
-/// step`, ..., `count` of them.
+/// Cells of one frame that one VC sends in one horizon: the port's slots
+/// `first`, `first + step`, ..., `count` of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DepartureRun {
     /// The VC (its queue's index).
@@ -154,6 +163,10 @@ pub struct DepartureRun {
     pub step: u64,
     /// How many cells.
     pub count: u64,
+    /// Their frame ([`ArrivalRun::carrying`]).
+    pub pdu: PduId,
+    /// The last of them ends the frame.
+    pub ends_frame: bool,
 }
 
 /// What a VC's next cells meet after a drop in their frame (the port's
@@ -242,13 +255,17 @@ impl VcRuns {
         debug_assert_eq!(self.admitted, self.runs.iter().take(self.judged).map(|r| r.count).sum::<u64>() - self.taken);
     }
 
-    /// Sends its first `n` cells: the sum of their arrival times (ps).
-    fn send(&mut self, mut n: u64) -> u128 {
+    /// Sends its first `n` cells, as VC `vc` in the slots `first + i step`,
+    /// onto `out` a run per frame: the sum of their arrival times (ps).
+    fn send(&mut self, mut n: u64, vc: usize, mut first: u64, step: u64, out: &mut Vec<DepartureRun>) -> u128 {
         let mut sum = 0;
         while n > 0 {
             let run = self.runs.front().expect("a VC sends only cells it holds");
             let k = n.min(run.count - self.taken);
             sum += run.sum_of_arrivals(self.taken, k);
+            let ends_frame = run.ends_frame && self.taken + k == run.count;
+            out.push(DepartureRun { vc, first, step, count: k, pdu: run.pdu, ends_frame });
+            first += k * step;
             n -= k;
             self.taken += k;
             self.admitted -= k;
@@ -636,10 +653,8 @@ impl RoundRobinRuns {
                 break;
             }
             let count = (horizon - r).div_ceil(l);
-            let first = self.slot + r;
-            self.arrivals += self.vcs[v].send(count);
+            self.arrivals += self.vcs[v].send(count, v, self.slot + r, l, out);
             self.cells_out += count;
-            out.push(DepartureRun { vc: v, first, step: l, count });
         }
         self.next = self.cycle[((horizon - 1) % l) as usize].0 + 1;
         self.slot += horizon;

@@ -28,39 +28,41 @@ impl Source {
         SlotGrid::new(BitRate::from_bps(self.rate).unwrap(), CELL_BITS, SimTime::from_ps(self.epoch))
     }
 
+    /// Its runs: with `frames`, each a frame (numbered from 0), else all
+    /// of one frame (0).
     fn arrival_runs(&self) -> Vec<ArrivalRun> {
         let mut slot = 0;
-        self.runs
-            .iter()
-            .map(|&(gap, count)| {
+        (0..)
+            .zip(&self.runs)
+            .map(|(k, &(gap, count))| {
                 slot += gap;
                 let run = ArrivalRun::new(self.link(), slot, Duration::from_ps(self.transit), count).unwrap();
                 slot += count;
-                if self.frames { run.ending_frame() } else { run }
+                if self.frames {
+                    run.ending_frame().carrying(PduId::from_raw(k))
+                } else {
+                    run.carrying(PduId::from_raw(0))
+                }
             })
             .collect()
     }
 
-    /// Every cell's arrival.
-    fn arrivals(&self) -> Vec<SimTime> {
-        self.cells().into_iter().map(|(a, _)| a).collect()
-    }
-
-    /// Every cell's arrival, and whether it ends a frame.
-    fn cells(&self) -> Vec<(SimTime, bool)> {
+    /// Every cell: its arrival, whether it ends a frame, its frame.
+    fn cells(&self) -> Vec<(SimTime, bool, PduId)> {
         let frames = self.frames;
         self.arrival_runs()
             .iter()
-            .flat_map(|r| (0..r.count).map(move |i| (r.arrival(i), frames && i + 1 == r.count)))
+            .flat_map(|r| (0..r.count).map(move |i| (r.arrival(i), frames && i + 1 == r.count, r.pdu)))
             .collect()
     }
 }
 
-/// What a port did up to `end`: each cell's (VC, departure), the cells sent,
-/// the largest queue and the queue's integral.
+/// What a port did up to `end`: each cell's VC, departure, frame and
+/// whether it ends it, the cells sent, the largest queue and the queue's
+/// integral.
 #[derive(Debug, PartialEq, Eq)]
 struct Outcome {
-    departures: Vec<(usize, SimTime)>,
+    departures: Vec<(usize, SimTime, PduId, bool)>,
     cells_out: u64,
     max: u64,
     area: u128,
@@ -86,12 +88,14 @@ fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime], buffer: Bu
     for &t in stops {
         rr.advance_to(t, &mut runs);
     }
-    let mut departures: Vec<(u64, usize)> =
-        runs.iter().flat_map(|d| (0..d.count).map(move |j| (d.first + j * d.step, d.vc))).collect();
-    departures.sort_unstable();
+    let mut departures: Vec<(u64, usize, PduId, bool)> = runs
+        .iter()
+        .flat_map(|d| (0..d.count).map(move |j| (d.first + j * d.step, d.vc, d.pdu, d.ends_frame && j + 1 == d.count)))
+        .collect();
+    departures.sort_unstable_by_key(|d| d.0);
     let end = *stops.last().unwrap();
     Outcome {
-        departures: departures.into_iter().map(|(k, v)| (v, rr.slot_start(k))).collect(),
+        departures: departures.into_iter().map(|(k, v, pdu, eof)| (v, rr.slot_start(k), pdu, eof)).collect(),
         cells_out: rr.cells_out(),
         max: rr.max_queue_at(end),
         area: rr.area_at(end),
@@ -105,7 +109,7 @@ fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime], buffer: Bu
 /// statistics from its changes in time order, arrivals before a departure
 /// at the same instant.
 fn by_slots(port: SlotGrid, sources: &[Source], end: SimTime) -> Outcome {
-    let cells: Vec<Vec<SimTime>> = sources.iter().map(Source::arrivals).collect();
+    let cells: Vec<Vec<(SimTime, bool, PduId)>> = sources.iter().map(Source::cells).collect();
     let mut sent = vec![0usize; cells.len()];
     let (mut slot, mut next, mut departures) = (0u64, 0usize, Vec::new());
     loop {
@@ -114,30 +118,31 @@ fn by_slots(port: SlotGrid, sources: &[Source], end: SimTime) -> Outcome {
             break;
         }
         let n = cells.len();
-        let pick = (0..n).map(|k| (next + k) % n).find(|&v| cells[v].get(sent[v]).is_some_and(|a| *a <= start));
+        let pick = (0..n).map(|k| (next + k) % n).find(|&v| cells[v].get(sent[v]).is_some_and(|c| c.0 <= start));
         match pick {
             Some(v) => {
-                departures.push((v, start));
+                let (_, eof, pdu) = cells[v][sent[v]];
+                departures.push((v, start, pdu, eof));
                 sent[v] += 1;
                 next = v + 1;
                 slot += 1;
             }
             None => {
-                let a = (0..n).filter_map(|v| cells[v].get(sent[v])).min();
-                slot = a.map_or(u64::MAX, |a| port.slots_before(*a)).max(slot + 1);
+                let a = (0..n).filter_map(|v| cells[v].get(sent[v]).map(|c| c.0)).min();
+                slot = a.map_or(u64::MAX, |a| port.slots_before(a)).max(slot + 1);
             }
         }
     }
     // (time, 0 for an arrival or 1 for a departure)
-    let mut changes: Vec<(SimTime, u8)> = cells.iter().flatten().filter(|a| **a <= end).map(|a| (*a, 0)).collect();
-    changes.extend(departures.iter().map(|(_, t)| (*t, 1)));
+    let mut changes: Vec<(SimTime, u8)> = cells.iter().flatten().filter(|c| c.0 <= end).map(|c| (c.0, 0)).collect();
+    changes.extend(departures.iter().map(|d| (d.1, 1)));
     changes.sort_unstable();
     let (mut queue, mut avg) = (0u64, TimeAverage::new());
     for (t, kind) in changes {
         queue = if kind == 0 { queue + 1 } else { queue - 1 };
         avg.set(t, queue);
     }
-    let cells_in = cells.iter().flatten().filter(|a| **a <= end).count() as u64;
+    let cells_in = cells.iter().flatten().filter(|c| c.0 <= end).count() as u64;
     Outcome {
         cells_out: departures.len() as u64,
         departures,
@@ -167,21 +172,24 @@ fn by_port(rate: u64, sources: &[Source], end: SimTime, buffer: Buffer) -> Outco
         p.add_vc(PortVc::new(ServiceCategory::Ubr, NextHop::Host { host: HostId(0), vc: 0 }));
     }
     p.finalize(false);
-    let mut arrivals: Vec<(SimTime, usize, bool)> =
-        sources.iter().enumerate().flat_map(|(v, s)| s.cells().into_iter().map(move |(a, eof)| (a, v, eof))).collect();
-    arrivals.sort_unstable();
+    let mut arrivals: Vec<(SimTime, usize, bool, PduId)> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(v, s)| s.cells().into_iter().map(move |(a, eof, pdu)| (a, v, eof, pdu)))
+        .collect();
+    arrivals.sort_unstable_by_key(|a| (a.0, a.1));
     let (mut slot, mut departures) = (None::<SimTime>, Vec::new());
     let mut run_slots_before = |p: &mut Port, slot: &mut Option<SimTime>, t: SimTime| {
         while let Some(s) = slot.filter(|s| *s < t) {
             let tx = p.transmit(s);
-            departures.push((usize::from(tx.cell.vc()), s));
+            departures.push((usize::from(tx.cell.vc()), s, tx.cell.pdu(), tx.cell.is_end_of_frame()));
             *slot = tx.next_slot;
         }
     };
-    for (a, v, eof) in arrivals.into_iter().filter(|(a, _, _)| *a <= end) {
+    for (a, v, eof, pdu) in arrivals.into_iter().filter(|c| c.0 <= end) {
         run_slots_before(&mut p, &mut slot, a);
         let pti = if eof { Pti::DATA_EOF } else { Pti::DATA };
-        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, pti, false, v as u16);
+        let cell = Cell::new(VcLabel::new(0, 32), pdu, pti, false, v as u16);
         if let Offer::Queued { wake: Some(w) } = p.offer(a, cell) {
             slot = Some(w);
         }
@@ -356,6 +364,9 @@ fn test_a_run_joins_only_the_next_slot_of_its_own_link_within_a_frame() {
     assert!(!a.joins(&run(grid(155_520_000), 110, transit)), "another link");
     assert!(!a.joins(&run(link, 110, Duration::from_ps(5_000_001))), "another transit");
     assert!(!a.ending_frame().joins(&run(link, 110, transit)), "a frame's end between them");
+    let (x, y) = (PduId::from_raw(1), PduId::from_raw(2));
+    assert!(a.carrying(x).joins(&run(link, 110, transit).carrying(x)));
+    assert!(!a.carrying(x).joins(&run(link, 110, transit).carrying(y)), "another frame");
 }
 
 #[test]
@@ -418,7 +429,7 @@ fn test_a_cell_a_picosecond_after_its_turn_misses_it() {
     let sources = vec![Source { rate: 400_000_000, epoch: 0, transit: 1, runs: vec![(0, 2), (10, 3)], frames: true }];
     let end = SimTime::ZERO + Duration::from_us(40);
     let expected = by_port(100_000_000, &sources, end, UNLIMITED);
-    let slots: Vec<u64> = expected.departures.iter().map(|(_, t)| t.as_ps() / 4_240_000).collect();
+    let slots: Vec<u64> = expected.departures.iter().map(|d| d.1.as_ps() / 4_240_000).collect();
     assert_eq!(slots, [1, 2, 4, 5, 6]);
     assert_eq!(by_horizons(grid(100_000_000), &sources, &[end], UNLIMITED), expected);
     assert_eq!(by_slots(grid(100_000_000), &sources, end), expected);
