@@ -6,9 +6,10 @@
 //! repeats one cycle: VC `B[r]` sends in slots `s + r + j |B|`. Cells come
 //! off a host's link in runs, one slot of that link apart. So a stretch of
 //! slots can be run in one step: each VC's departures are an arithmetic
-//! progression of slots (given out a frame at a time, [`DepartureRun`]), the queue integral is the sum of the cells' waits
-//! (sums of slot starts, [`SlotGrid::sum_of_starts`]), and the largest
-//! queue is found at a few instants.
+//! progression of slots (given out a frame at a time, [`DepartureRun`]),
+//! the queue integral is the sum of the cells' waits (sums of slot starts,
+//! [`SlotGrid::sum_of_starts`]), and the largest queue is found at a few
+//! instants.
 //!
 //! [`RoundRobinRuns::advance_to`] runs the port's slots up to a time as
 //! *horizons*: the longest stretch from the next slot over which it can
