@@ -76,14 +76,20 @@ type Buffer = (u64, DropPolicy);
 /// Room for every cell.
 const UNLIMITED: Buffer = (u32::MAX as u64, DropPolicy::TailDrop(crate::atm::TailDrop));
 
-/// The horizons, advanced to each of `stops` in turn (the last is the end).
-fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime], buffer: Buffer) -> Outcome {
+/// The model with `sources`' runs queued (VC `v` is source `v`).
+fn loaded(port: SlotGrid, sources: &[Source], buffer: Buffer) -> RoundRobinRuns {
     let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), buffer.0, buffer.1);
     for (v, s) in sources.iter().enumerate() {
         for run in s.arrival_runs() {
             rr.push(v, run);
         }
     }
+    rr
+}
+
+/// The horizons, advanced to each of `stops` in turn (the last is the end).
+fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime], buffer: Buffer) -> Outcome {
+    let mut rr = loaded(port, sources, buffer);
     let mut runs = Vec::new();
     for &t in stops {
         rr.advance_to(t, &mut runs);
@@ -270,12 +276,7 @@ fn test_expert_like_frames_go_in_long_horizons_and_as_the_port_sends_them() {
         keep_end_of_frame: true,
         keep_end_of_refused_frame: true,
     });
-    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), 1_088, epd);
-    for (v, s) in sources.iter().enumerate() {
-        for run in s.arrival_runs() {
-            rr.push(v, run);
-        }
-    }
+    let mut rr = loaded(port, &sources, (1_088, epd));
     let mut buffered = Vec::new();
     rr.advance_to(end, &mut buffered);
     assert_eq!(rr.cells_out(), cells);
@@ -307,12 +308,7 @@ fn test_at_a_buffer_held_full_cells_judged_one_at_a_time_join_into_runs() {
     assert_eq!(expected.max, 1_088, "the buffer fills");
     assert!(expected.cells_in.1 > 0 && expected.cells_in.2 > 0, "cells dropped for room and with their frames");
     assert_eq!(by_horizons(port, &sources, &[end], (1_088, epd)), expected);
-    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), 1_088, epd);
-    for (v, s) in sources.iter().enumerate() {
-        for run in s.arrival_runs() {
-            rr.push(v, run);
-        }
-    }
+    let mut rr = loaded(port, &sources, (1_088, epd));
     let mut out = Vec::new();
     for us in (10..40_000).step_by(10) {
         rr.advance_to(SimTime::ZERO + Duration::from_us(us), &mut out);
@@ -342,12 +338,7 @@ fn test_a_run_judged_cell_by_cell_is_promised_room_again_once_it_fits() {
     let expected = by_port(155_520_000, &sources, end, buffer);
     assert!(expected.max > 700, "a deep queue when the frame starts (largest {})", expected.max);
     assert_eq!(by_horizons(port, &sources, &[end], buffer), expected);
-    let mut rr = RoundRobinRuns::with_buffer(port, sources.len(), buffer.0, buffer.1);
-    for (v, s) in sources.iter().enumerate() {
-        for run in s.arrival_runs() {
-            rr.push(v, run);
-        }
-    }
+    let mut rr = loaded(port, &sources, buffer);
     rr.advance_to(end, &mut Vec::new());
     assert!(rr.judgements() < 1_300, "{} judgements for 2 runs of 2,500 cells", rr.judgements());
 }
