@@ -133,6 +133,9 @@ impl fmt::Debug for Cell {
 }
 
 impl Cell {
+    /// A cell of nothing on label 0/0 (a placeholder).
+    pub const NONE: Cell = Cell::new(VcLabel::new(0, 0), PduId::NONE, Pti::DATA, false, 0);
+
     /// A cell on `label` of frame (or RM record) `pdu`, of VC index `vc` at
     /// its port.
     #[inline(always)]
@@ -191,6 +194,20 @@ impl Cell {
     #[inline(always)]
     pub const fn relabelled(self, label: VcLabel, vc: u16) -> Cell {
         Cell { lp: (self.lp & !0xffff_ffff) | label.packed() as u64, meta: (self.meta & 0xffff) | ((vc as u32) << 16) }
+    }
+
+    /// The user data cell with its frame end's mark (AAL5's bit of the
+    /// PTI) cleared: what a frame's other cells carry. Any other cell as
+    /// it is.
+    #[inline]
+    pub const fn without_end_of_frame(self) -> Cell {
+        if self.pti().is_user_data() { self.with_pti(Pti(self.pti().0 & !0b001)) } else { self }
+    }
+
+    /// The user data cell marked as its frame's end; any other as it is.
+    #[inline]
+    pub const fn ending_frame(self) -> Cell {
+        if self.pti().is_user_data() { self.with_pti(Pti(self.pti().0 | 0b001)) } else { self }
     }
 
     /// Whether the cell ends its AAL5 frame.

@@ -315,6 +315,14 @@ pub struct PortVc {
     /// the link's alike cells are taken that way (set by the simulation;
     /// `Simulation::on_link_arrival`).
     pub later_short: bool,
+    /// Where this link ends, the VC's cells go on to a port that holds
+    /// runs (`atm/port_runs.rs`) with nothing acting on them before it, and
+    /// every VC of the link does so: each cell, or a frame's cells at once,
+    /// goes to that port as a run when it is put on the link, and stays
+    /// on the link, without an arrival event, only to be counted there
+    /// until that port takes it off (set by the simulation;
+    /// `Simulation::hand_over`).
+    pub hands_over: bool,
     /// The usage parameter control that polices this VC where the link
     /// ends (an index into the simulation's policers), or [`NO_UPC`].
     pub upc: u32,
@@ -342,6 +350,7 @@ impl PortVc {
             eager: false,
             into_host: false,
             later_short: false,
+            hands_over: false,
             upc: NO_UPC,
             feedback: None,
             vs: None,
@@ -423,6 +432,10 @@ pub struct Port {
     /// (see [`set_frame_reach`](Port::set_frame_reach)): the wake-up waits
     /// for the first cell that could be seen.
     frame_wake: bool,
+    /// With a frame wake, it holds its cells as runs (`runs`,
+    /// [`hold_runs`](Port::hold_runs)): its queues, slots and counts are
+    /// the model's.
+    holds_runs: bool,
     /// Every category present drops by [`TailDrop`](super::drop_policy::TailDrop),
     /// with no CLP threshold: a cell is accepted if its pool has room, and
     /// `offer` skips the policies (set by `finalize`).
@@ -497,6 +510,8 @@ pub struct Port {
     phase: SimTime,
     /// How cells are queued (one FIFO, per category, per VC).
     queueing: Queueing,
+    /// The round robin run in horizons, when the port holds runs.
+    runs: Option<Box<super::runs::RoundRobinRuns>>,
 }
 
 impl Port {
@@ -535,6 +550,8 @@ impl Port {
             busy: false,
             lazy: false,
             frame_wake: false,
+            holds_runs: false,
+            runs: None,
             wake_at: SimTime::MAX,
             before_mark: Vec::new(),
             beyond: Duration::ZERO,
@@ -697,7 +714,10 @@ impl Port {
                 let area: u128 = self.stats.category_occupancy.iter().map(|o| o.area_until(end)).sum();
                 if end.as_ps() == 0 { 0.0 } else { area as f64 / end.as_ps() as f64 }
             }
-            PortMode::Slotted => self.stats.occupancy.mean(end),
+            PortMode::Slotted => match &self.runs {
+                Some(runs) if end.as_ps() > 0 => runs.area_at(end) as f64 / end.as_ps() as f64,
+                _ => self.stats.occupancy.mean(end),
+            },
             PortMode::Pipelined => {
                 // Each accepted cell waited from arrival to its slot; the ones
                 // still waiting at `end` only count up to `end`.
@@ -742,7 +762,7 @@ impl Port {
     /// every policy judges frames at their first cells.
     #[inline]
     pub fn offers_later_cells(&self) -> bool {
-        self.mode == PortMode::Slotted && (self.judged_at_first || self.tail_drop)
+        self.mode == PortMode::Slotted && !self.holds_runs && (self.judged_at_first || self.tail_drop)
     }
 
     /// [`offer`](Self::offer), out of line: for a later cell that
@@ -757,6 +777,7 @@ impl Port {
     /// short way queues a cell exactly as the long one does.
     #[inline(always)]
     fn offer_as<const LATER: bool>(&mut self, now: SimTime, cell: Cell) -> Offer {
+        debug_assert!(!self.holds_runs, "a port holding runs takes them by `offer_run`");
         // A later cell is never a frame's end (its caller's word).
         let eof = !LATER && cell.is_end_of_frame();
         let c = self.vcs[cell.vc() as usize].category.index();
@@ -991,8 +1012,9 @@ impl Port {
     /// plain link into a switch, in one pass: the same state, and on the
     /// link what [`put_on_link`](Self::put_on_link) puts there called for
     /// each in turn, the `i`-th (from 1) being `cell(i)`. Returns how many
-    /// were accepted, and the first's arrival if the link was empty (its
-    /// head needs an event).
+    /// were accepted, the first's arrival if the link was empty (its head
+    /// needs an event), and the first's slot (the others take the slots
+    /// after it).
     ///
     /// A frame's cells take consecutive slots from the first's, so what
     /// `pipeline_slot` keeps per cell is kept once per frame: the last
@@ -1007,11 +1029,11 @@ impl Port {
         vc: u16,
         cells: u32,
         cell: impl Fn(u32) -> Cell,
-    ) -> (u32, Option<SimTime>) {
+    ) -> (u32, Option<SimTime>, u64) {
         debug_assert!(!self.to_host, "a link into a host schedules its frame ends");
         let taken = self.admit_frame(now, vc, cells);
         if taken == 0 {
-            return (0, None);
+            return (0, None, 0);
         }
         if self.tail.slot() == self.head.slot() {
             let mut pos = self.tail;
@@ -1019,6 +1041,7 @@ impl Port {
             self.tail = pos;
             self.head = pos;
         }
+        let first_slot = self.tail.slot();
         let was_empty = self.channel.is_empty();
         let first = self.grid.boundary(&self.tail).saturating_add(self.cell_time).saturating_add(self.delay);
         let reach = self.cell_time.as_ps().checked_add(self.delay.as_ps());
@@ -1046,7 +1069,7 @@ impl Port {
             }
         }
         self.max_queued = self.max_queued.max((self.tail.slot() - self.head.slot()) as u32);
-        (taken, was_empty.then_some(first))
+        (taken, was_empty.then_some(first), first_slot)
     }
 
     /// What a frame's offer at a port that [`takes_frames`](Self::takes_frames)
@@ -1190,6 +1213,9 @@ impl Port {
     /// cell is queued.
     #[inline]
     pub fn arm_wake(&mut self) -> Option<SimTime> {
+        if self.holds_runs {
+            return self.arm_held_wake();
+        }
         if !self.lazy || !self.busy {
             return None;
         }
@@ -1545,7 +1571,8 @@ impl Port {
     /// its queue is the front of the link's FIFO, so that is the link alone).
     pub fn held_cells(&self) -> u64 {
         let queued: usize = self.queues.iter().map(VecDeque::len).sum();
-        (queued + self.channel.len()) as u64
+        let runs = self.runs.as_ref().map_or(0, |r| r.held());
+        (queued + self.channel.len()) as u64 + runs
     }
 
     /// Cell entries allocated for the port's queues and link, and for the
@@ -1582,6 +1609,9 @@ pub struct Transmission {
     /// The next slot, if the port stays busy.
     pub next_slot: Option<SimTime>,
 }
+
+#[path = "port_runs.rs"]
+mod held;
 
 #[cfg(test)]
 #[path = "port_tests.rs"]

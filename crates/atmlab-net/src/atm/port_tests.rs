@@ -330,7 +330,7 @@ proptest::proptest! {
             arrivals.clear();
             let taken = whole.offer_frame(now, vc, n, &mut arrivals);
             let this_frame = frame(vc, n);
-            let (taken_onto_link, head) = onto_link.offer_frame_onto_link(now, vc, n, |i| this_frame[i as usize - 1]);
+            let (taken_onto_link, head, _) = onto_link.offer_frame_onto_link(now, vc, n, |i| this_frame[i as usize - 1]);
             let mut heads = Vec::new();
             let one_by_one: Vec<Option<SimTime>> = this_frame
                 .iter()

@@ -61,17 +61,17 @@
 //! run's last cell.
 //!
 //! This is the model and its exactness argument, checked against the
-//! per-slot rule and against [`Port`](super::Port) by the tests below; the
-//! simulation does not use it yet (issue 31's stage 1 puts it into the
-//! port, `docs/benchmark.md`).
+//! per-slot rule and against [`Port`](super::Port) by the tests below. A
+//! frame-wake port holds its cells in it (`atm/port_runs.rs`; the
+//! simulation's guards are scheme 8 of `sim/settle.rs`).
 
 use std::collections::VecDeque;
 
 use atmlab_engine::time::{Duration, SimTime};
 use atmlab_engine::units::SlotGrid;
 
+use super::Cell;
 use super::{AdmissionRule, AdmitContext, DropPolicy, DropReason, OverflowAction, TailDrop, Verdict};
-use crate::pdu::PduId;
 
 /// Cells that arrive one slot of their link apart: cell `i` at the start of
 /// the link's slot `first + i`, `transit` later (the cell's time on the
@@ -84,15 +84,16 @@ pub struct ArrivalRun {
     count: u64,
     /// Its last cell ends an AAL5 frame.
     ends_frame: bool,
-    /// The frame its cells belong to (`PduId::NONE` if none).
-    pdu: PduId,
+    /// Its cells but for the frame end's mark: the label, frame, payload
+    /// type and CLP they carry at the port ([`ArrivalRun::carrying`]).
+    cell: Cell,
 }
 
 impl ArrivalRun {
     /// `count` cells from the link's slot `first` on; `None` if one of them
     /// would arrive at or after 2^64 ps ("never").
     pub fn new(link: SlotGrid, first: u64, transit: Duration, count: u64) -> Option<ArrivalRun> {
-        let run = ArrivalRun { link, first, transit, count, ends_frame: false, pdu: PduId::NONE };
+        let run = ArrivalRun { link, first, transit, count, ends_frame: false, cell: Cell::NONE };
         let last = count.checked_sub(1).map_or(SimTime::ZERO, |i| run.arrival(i));
         (last < SimTime::MAX).then_some(run)
     }
@@ -102,9 +103,16 @@ impl ArrivalRun {
         ArrivalRun { ends_frame: true, ..self }
     }
 
-    /// The same cells, of frame `pdu`.
-    pub fn carrying(self, pdu: PduId) -> ArrivalRun {
-        ArrivalRun { pdu, ..self }
+    /// The same cells, each `cell` (its frame, label, payload type, CLP
+    /// and VC index) but for the frame end's mark, which
+    /// [`ending_frame`](Self::ending_frame) gives the last.
+    pub fn carrying(self, cell: Cell) -> ArrivalRun {
+        ArrivalRun { cell: cell.without_end_of_frame(), ..self }
+    }
+
+    /// Whether its last cell ends a frame.
+    pub fn ends_with_frame(&self) -> bool {
+        self.ends_frame
     }
 
     /// Its cell `i` alone (the frame's end if it is the last).
@@ -139,7 +147,7 @@ impl ArrivalRun {
     /// cells of one frame, its end at most its last cell.)
     fn joins(&self, next: &ArrivalRun) -> bool {
         !self.ends_frame
-            && self.pdu == next.pdu
+            && self.cell == next.cell
             && self.first + self.count == next.first
             && self.transit == next.transit
             && self.link == next.link
@@ -164,8 +172,8 @@ pub struct DepartureRun {
     pub step: u64,
     /// How many cells.
     pub count: u64,
-    /// Their frame ([`ArrivalRun::carrying`]).
-    pub pdu: PduId,
+    /// Their cell but for the frame end's mark ([`ArrivalRun::carrying`]).
+    pub cell: Cell,
     /// The last of them ends the frame.
     pub ends_frame: bool,
 }
@@ -265,7 +273,7 @@ impl VcRuns {
             let k = n.min(run.count - self.taken);
             sum += run.sum_of_arrivals(self.taken, k);
             let ends_frame = run.ends_frame && self.taken + k == run.count;
-            out.push(DepartureRun { vc, first, step, count: k, pdu: run.pdu, ends_frame });
+            out.push(DepartureRun { vc, first, step, count: k, cell: run.cell, ends_frame });
             first += k * step;
             n -= k;
             self.taken += k;
@@ -322,6 +330,13 @@ pub struct RoundRobinRuns {
     cycle: Vec<(usize, u64)>,
     /// Each VC's queue as a judged cell finds it (kept for its buffer).
     counts: Vec<u64>,
+    /// Cells dropped since [`take_dropped`](Self::take_dropped) last took
+    /// them, by run: each run's cell and how many (a frame's later cells
+    /// dropped with it count when their first is judged, before they
+    /// arrive).
+    lost: Vec<(Cell, u64)>,
+    /// The last slot that sent a cell.
+    last_sent: Option<u64>,
 }
 
 impl RoundRobinRuns {
@@ -351,6 +366,8 @@ impl RoundRobinRuns {
             max: 0,
             cycle: Vec::with_capacity(vcs),
             counts: Vec::with_capacity(vcs),
+            lost: Vec::new(),
+            last_sent: None,
         }
     }
 
@@ -365,9 +382,22 @@ impl RoundRobinRuns {
         }
     }
 
-    /// Runs the slots that start before `t`, each VC's departures onto `out`.
+    /// Runs the slots that start before `t`, each VC's departures onto `out`,
+    /// and judges the runs whose first cells arrive by `t`.
     pub fn advance_to(&mut self, t: SimTime, out: &mut Vec<DepartureRun>) {
-        let end = self.grid.slots_before(t);
+        self.advance(t, t, out);
+    }
+
+    /// Runs the slots that start before `before`, each VC's departures onto
+    /// `out`, and judges the runs whose first cells arrive by `arrived`
+    /// (at least the last slot's start: its arrivals come before it). A
+    /// reader at `t` that comes after the slots of its instant reads after
+    /// `advance(t + 1 ps, t)`; the end of a run at `t`, which has none of
+    /// the arrivals at `t`, after `advance(t, t - 1 ps)`.
+    pub fn advance(&mut self, before: SimTime, arrived: SimTime, out: &mut Vec<DepartureRun>) {
+        let t = arrived;
+        let end = self.grid.slots_before(before);
+        debug_assert!(end == 0 || self.grid.start(end - 1) <= t, "the arrivals before the last slot are judged");
         while self.slot < end {
             let start = self.grid.start(self.slot);
             self.judge_arrivals(start);
@@ -456,7 +486,7 @@ impl RoundRobinRuns {
                     let ctx = AdmitContext {
                         first_cell_of_frame: !q.mid_frame,
                         end_of_frame: eof,
-                        clp: false,
+                        clp: run.cell.clp(),
                         pool_occupancy: clamp(queue),
                         pool_limit: clamp(self.limit),
                         vc_occupancy: clamp(counts[v]),
@@ -494,6 +524,9 @@ impl RoundRobinRuns {
             Err(_) => self.dropped_frame += 1,
             Ok(()) => {}
         }
+        if first.is_err() {
+            self.lost.push((run.cell, 1));
+        }
         let unsent: u64 = self.vcs.iter().map(|q| q.admitted).sum();
         let q = &mut self.vcs[v];
         let k = q.judged;
@@ -515,6 +548,7 @@ impl RoundRobinRuns {
                 let dropped = if run.ends_frame { rest - 1 } else { rest };
                 if dropped > 0 {
                     self.dropping.push(ArrivalRun { first: run.first + 1, count: dropped, ends_frame: false, ..run });
+                    self.lost.push((run.cell, dropped));
                 }
                 if run.ends_frame {
                     q.runs[k] = run.cell(run.count - 1);
@@ -659,11 +693,61 @@ impl RoundRobinRuns {
         }
         self.next = self.cycle[((horizon - 1) % l) as usize].0 + 1;
         self.slot += horizon;
+        self.last_sent = Some(self.slot - 1);
     }
 
     /// Cells sent.
     pub fn cells_out(&self) -> u64 {
         self.cells_out
+    }
+
+    /// The start of the last slot that sent a cell, if any has.
+    pub fn last_sent(&self) -> Option<SimTime> {
+        self.last_sent.map(|k| self.grid.start(k))
+    }
+
+    /// The cells dropped since the last call, a run's cell (its frame end's
+    /// mark cleared) and how many, onto `out`.
+    pub fn take_dropped(&mut self, out: &mut Vec<(Cell, u64)>) {
+        out.append(&mut self.lost);
+    }
+
+    /// Cells pushed and not yet judged, sent or dropped, arrived or not.
+    pub fn held(&self) -> u64 {
+        let unjudged: u64 = self.vcs.iter().flat_map(|q| q.runs.iter().skip(q.judged)).map(|r| r.count).sum();
+        let admitted: u64 = self.vcs.iter().map(|q| q.admitted).sum();
+        admitted + unjudged
+    }
+
+    /// The soonest VC `v`'s first frame end among its cells not yet sent
+    /// can start its slot, if it has one: no sooner than its arrival, nor
+    /// than one slot per admitted cell ahead of it from the next slot on
+    /// (a VC sends at most a cell a slot; cells not yet judged ahead of it
+    /// may be dropped, so they count for none). A bound, not the time.
+    pub fn earliest_frame_end(&self, v: usize) -> Option<SimTime> {
+        let q = &self.vcs[v];
+        let mut ahead = 0u64;
+        for (k, run) in q.runs.iter().enumerate() {
+            let judged = k < q.judged;
+            let taken = if k == 0 { q.taken } else { 0 };
+            if run.ends_frame {
+                if judged {
+                    ahead += run.count - 1 - taken;
+                }
+                let period = self.grid.whole_period().as_ps().saturating_mul(ahead);
+                let by_queue = self.grid.start(self.slot).saturating_add(Duration::from_ps(period));
+                return Some(by_queue.max(run.arrival(run.count - 1)));
+            }
+            if judged {
+                ahead += run.count - taken;
+            }
+        }
+        None
+    }
+
+    /// How many VCs it serves.
+    pub fn vcs(&self) -> usize {
+        self.vcs.len()
     }
 
     /// Cells that arrived by `t`, and of them those dropped for want of

@@ -11,6 +11,11 @@ use atmlab_engine::stats::TimeAverage;
 use atmlab_engine::units::{BitRate, CELL_BITS};
 use proptest::prelude::*;
 
+/// A cell of frame `k` (as the tests' runs carry it).
+fn frame_cell(k: u32) -> Cell {
+    Cell::new(VcLabel::new(0, 32), PduId::from_raw(k), Pti::DATA, false, 0)
+}
+
 /// A VC's runs: each `(gap, count)` starts `gap` of its link's slots after
 /// the last cell of the one before; `frames`: each run's last cell ends a
 /// frame (else the VC's frames end only at its last run, if at all).
@@ -38,11 +43,7 @@ impl Source {
                 slot += gap;
                 let run = ArrivalRun::new(self.link(), slot, Duration::from_ps(self.transit), count).unwrap();
                 slot += count;
-                if self.frames {
-                    run.ending_frame().carrying(PduId::from_raw(k))
-                } else {
-                    run.carrying(PduId::from_raw(0))
-                }
+                if self.frames { run.ending_frame().carrying(frame_cell(k)) } else { run.carrying(frame_cell(0)) }
             })
             .collect()
     }
@@ -52,7 +53,7 @@ impl Source {
         let frames = self.frames;
         self.arrival_runs()
             .iter()
-            .flat_map(|r| (0..r.count).map(move |i| (r.arrival(i), frames && i + 1 == r.count, r.pdu)))
+            .flat_map(|r| (0..r.count).map(move |i| (r.arrival(i), frames && i + 1 == r.count, r.cell.pdu())))
             .collect()
     }
 }
@@ -96,7 +97,9 @@ fn by_horizons(port: SlotGrid, sources: &[Source], stops: &[SimTime], buffer: Bu
     }
     let mut departures: Vec<(u64, usize, PduId, bool)> = runs
         .iter()
-        .flat_map(|d| (0..d.count).map(move |j| (d.first + j * d.step, d.vc, d.pdu, d.ends_frame && j + 1 == d.count)))
+        .flat_map(|d| {
+            (0..d.count).map(move |j| (d.first + j * d.step, d.vc, d.cell.pdu(), d.ends_frame && j + 1 == d.count))
+        })
         .collect();
     departures.sort_unstable_by_key(|d| d.0);
     let end = *stops.last().unwrap();
@@ -355,9 +358,11 @@ fn test_a_run_joins_only_the_next_slot_of_its_own_link_within_a_frame() {
     assert!(!a.joins(&run(grid(155_520_000), 110, transit)), "another link");
     assert!(!a.joins(&run(link, 110, Duration::from_ps(5_000_001))), "another transit");
     assert!(!a.ending_frame().joins(&run(link, 110, transit)), "a frame's end between them");
-    let (x, y) = (PduId::from_raw(1), PduId::from_raw(2));
+    let (x, y) = (frame_cell(1), frame_cell(2));
     assert!(a.carrying(x).joins(&run(link, 110, transit).carrying(x)));
     assert!(!a.carrying(x).joins(&run(link, 110, transit).carrying(y)), "another frame");
+    assert!(!a.carrying(x).joins(&run(link, 110, transit).carrying(x.with_clp(true))), "tagged cells");
+    assert!(a.carrying(x).joins(&run(link, 110, transit).carrying(x.ending_frame())), "the mark is the run's");
 }
 
 #[test]

@@ -322,6 +322,47 @@ impl Simulation {
                     && matches!(vc.next, NextHop::Port { port: q, .. } if passes[q.idx()]);
             }
         }
+        // A slotted port whose cells all go on into hosts by eager hops
+        // runs its slots late until a cell a host acts on could leave
+        // (`Port::set_frame_reach`). Not with a capture, which writes a
+        // frame when its last cell crosses a link, in the order they cross.
+        if elide && b.capture.is_none() {
+            let beyond: Vec<Option<Duration>> = (0..b.ports.len()).map(|i| frame_reach(b, PortId(i as u32))).collect();
+            for (port, beyond) in b.ports.iter_mut().zip(beyond) {
+                if let Some(d) = beyond {
+                    port.set_frame_reach(d);
+                }
+            }
+        }
+        // Such a port holds its cells as runs where the model covers it
+        // (`atm/port_runs.rs`) and every cell reaches it by the plain way
+        // in (`can_hold_runs`).
+        if elide && !switching && b.capture.is_none() {
+            let held: Vec<bool> = (0..b.ports.len()).map(|i| can_hold_runs(b, PortId(i as u32))).collect();
+            for (port, held) in b.ports.iter_mut().zip(held) {
+                if held {
+                    port.hold_runs();
+                }
+            }
+            // A link whose every VC goes on to such a port, with nothing
+            // acting on its cells where it ends and nothing lost on it,
+            // hands its cells over when it takes them
+            // (`Simulation::hand_over`).
+            let held: Vec<bool> = b.ports.iter().map(|q| q.holds_runs()).collect();
+            for link in &mut b.ports {
+                let hands = !link.is_to_host()
+                    && link.is_lossless()
+                    && !link.vcs.is_empty()
+                    && link.vcs.iter().all(|vc| {
+                        vc.upc == crate::atm::NO_UPC
+                            && vc.vs.is_none()
+                            && matches!(vc.next, NextHop::Port { port: q, .. } if held[q.idx()])
+                    });
+                for vc in &mut link.vcs {
+                    vc.hands_over = hands;
+                }
+            }
+        }
         // A frame's later cells into a port that judges frames at their
         // first cells: offered the short way when nothing where the link
         // ends acts on them (`Simulation::on_link_arrival`).
@@ -335,18 +376,6 @@ impl Simulation {
                     && matches!(vc.next, NextHop::Port { port: q, .. } if short[q.idx()]);
             }
             port.note_later_short();
-        }
-        // A slotted port whose cells all go on into hosts by eager hops
-        // runs its slots late until a cell a host acts on could leave
-        // (`Port::set_frame_reach`). Not with a capture, which writes a
-        // frame when its last cell crosses a link, in the order they cross.
-        if elide && b.capture.is_none() {
-            let beyond: Vec<Option<Duration>> = (0..b.ports.len()).map(|i| frame_reach(b, PortId(i as u32))).collect();
-            for (port, beyond) in b.ports.iter_mut().zip(beyond) {
-                if let Some(d) = beyond {
-                    port.set_frame_reach(d);
-                }
-            }
         }
     }
 
@@ -517,6 +546,50 @@ mod abr_tests;
 mod external_tests;
 #[cfg(test)]
 mod tests;
+
+/// Whether frame-wake port `p` may hold its cells as runs
+/// (`atm/port_runs.rs`), as far as the network goes (the port checks the
+/// rest, `Port::hold_runs`): every cell reaches it from a link by the
+/// plain way in (no policer where the link ends; the caller has checked
+/// that no ABR switching or capture acts there), its departures go on
+/// each to a port of its own (it puts them on the link a VC at a time), and
+/// its VCs come in by links in the same order as their indices: at one
+/// instant the reference takes arrivals by link, the model by VC.
+fn can_hold_runs(b: &NetworkBuilder, p: PortId) -> bool {
+    let port = &b.ports[p.idx()];
+    if !port.has_frame_wake() {
+        return false;
+    }
+    let mut next: Vec<PortId> = port
+        .vcs
+        .iter()
+        .filter_map(|vc| match vc.next {
+            NextHop::Port { port, .. } => Some(port),
+            NextHop::Host { .. } => None,
+        })
+        .collect();
+    let vcs = next.len();
+    next.sort_unstable();
+    next.dedup();
+    if vcs != port.vcs.len() || next.len() != vcs {
+        return false;
+    }
+    // The link each VC comes in by.
+    let mut from = vec![None; vcs];
+    for (l, link) in b.ports.iter().enumerate() {
+        for vc in &link.vcs {
+            if let NextHop::Port { port: q, vc: v, .. } = vc.next {
+                if q == p {
+                    if vc.upc != crate::atm::NO_UPC || from[usize::from(v)].is_some() {
+                        return false;
+                    }
+                    from[usize::from(v)] = Some(l);
+                }
+            }
+        }
+    }
+    from.iter().all(Option::is_some) && from.windows(2).all(|w| w[0] <= w[1])
+}
 
 /// How long after it reaches the far end of port `p`'s link a cell of `p`
 /// can at the soonest be acted on, if `p` is a slotted port whose every VC

@@ -1122,6 +1122,49 @@ fn test_a_bottleneck_waking_for_frame_ends_gives_the_reference_run() {
 }
 
 #[test]
+fn test_a_bottleneck_holding_runs_gives_the_reference_run() {
+    // EXPERT's bottleneck on a link that loses nothing holds its cells as
+    // runs (`atm/port_runs.rs`): the round robin run in horizons, each
+    // arriving cell a run of one on its link's grid, joined into runs per
+    // frame in the queue. With each policy the port judges frames by (EPD
+    // refusing whole frames, PPD and tail drop cutting them, Selective
+    // Drop reading each VC's queue), on 1 us links and on 2 ms ones (where
+    // the port also pulls its arrivals), every number must be the
+    // reference's: goodputs, every drop, the cell source's counts and
+    // probe, the queue's largest value and mean.
+    use crate::atm::{Epd, Ppd, SelectiveDrop, TailDrop};
+    let policies = [
+        expert_bottleneck(),
+        PortConfig { queueing: Queueing::PerVc, policies: [DropPolicy::TailDrop(TailDrop); 4], ..switch_port(150) },
+        PortConfig {
+            queueing: Queueing::PerVc,
+            policies: [DropPolicy::Ppd(Ppd { keep_end_of_frame: true }); 4],
+            ..switch_port(200)
+        },
+        PortConfig { queueing: Queueing::PerVc, policies: [DropPolicy::Epd(Epd::new(60)); 4], ..switch_port(100) },
+        PortConfig {
+            queueing: Queueing::PerVc,
+            policies: [DropPolicy::SelectiveDrop(SelectiveDrop { threshold: 100, z: 0.8, keep_end_of_frame: true }); 4],
+            ..switch_port(250)
+        },
+    ];
+    for (i, port) in policies.into_iter().enumerate() {
+        for delay in [Duration::from_us(1), Duration::from_ms(2)] {
+            let sim = |elide| per_vc_bottleneck_as(elide, false, delay, 1, (oc3(), 100_000), port.clone());
+            let fast = sim(true);
+            let held: Vec<_> = fast.ports().iter().filter(|p| p.holds_runs()).map(|p| p.name.clone()).collect();
+            assert_eq!(held, ["sw1->sw2"], "the frame-wake bottleneck holds runs");
+            let (mut a, mut b) = (fast.run().unwrap(), sim(false).run().unwrap());
+            a.events = 0;
+            b.events = 0;
+            assert_eq!(a, b, "policy {i}, links of {delay}");
+            let bottleneck = a.ports.iter().find(|p| p.name == "sw1->sw2").unwrap();
+            assert!(bottleneck.dropped > 0 && bottleneck.max_queue > 50, "policy {i}: {bottleneck:?}");
+        }
+    }
+}
+
+#[test]
 fn test_a_frames_later_cells_taken_the_short_way_give_the_reference_run() {
     // A frame's later cells reach a port that judges frames at their first
     // cells by `Port::offer_later` (`Simulation::on_link_arrival`), which
@@ -1167,9 +1210,14 @@ fn test_arrivals_run_ahead_as_the_loop_would_take_them() {
     // event), however the run is advanced: to the end at once, or in
     // stretches that end between a link's cells and stop after a few
     // events (as the Python binding advances), with probes every
-    // millisecond and random loss on two links.
+    // millisecond and random loss on two links. (Without loss the
+    // bottleneck holds runs, and the hosts' links hand their cells to it
+    // with no arrival events, `atm/port_runs.rs`: the run must still be
+    // the same however it is advanced, but only the sw2 side runs ahead.)
     for (lossy, delay) in [(false, Duration::from_us(1)), (true, Duration::from_us(1)), (true, Duration::from_us(300))]
     {
+        let held = per_vc_bottleneck(true, lossy, delay, 1).ports().iter().any(|p| p.holds_runs());
+        assert_eq!(held, !lossy, "a bottleneck that loses nothing on its link holds runs");
         let run = |ahead: bool, step: Option<(Duration, u64)>| {
             let mut sim = per_vc_bottleneck(true, lossy, delay, 1);
             sim.k.run_ahead = ahead;
@@ -1192,7 +1240,8 @@ fn test_arrivals_run_ahead_as_the_loop_would_take_them() {
         assert_eq!(none, 0);
         for step in [None, Some((Duration::from_us(337), 7)), Some((Duration::from_ms(3), 1000))] {
             let (fast, ran_ahead) = run(true, step);
-            assert!(ran_ahead * 4 > fast.events, "{ran_ahead} of {} events taken at once", fast.events);
+            let share = if held { 10 } else { 4 };
+            assert!(ran_ahead * share > fast.events, "{ran_ahead} of {} events taken at once", fast.events);
             assert_eq!(fast, reference, "lossy {lossy}, links of {delay}, advanced by {step:?}");
         }
     }
@@ -1227,5 +1276,118 @@ fn test_cells_passing_through_a_port_into_a_host_give_the_reference_run() {
         let (mut a, mut b) = (a, b);
         (a.events, b.events) = (0, 0);
         assert_eq!(a, b, "lossy {lossy}");
+    }
+}
+
+/// A bottleneck `sw1->sw2` (a queue per VC, the round robin, `policy` and
+/// `buffer`, shaped to 40 Mbit/s if `shaped`) fed by one host link per
+/// source (at 320 Mbit/s if `fast_hosts`, else 160), each source's VC
+/// going on to a host of its own: TCP where `tcp[i]`, else an on/off cell
+/// source. Every slot grid starts at 0 and the rates are whole
+/// picoseconds a cell, so cells of different links arrive at the same
+/// instants, and the probes of the bottleneck (every 1000 of its cell
+/// times) fall on its slots' starts. `reversed`: the VCs are set up in the
+/// reverse order of their links.
+#[derive(Clone, Debug)]
+struct RunsGuard {
+    policy: DropPolicy,
+    buffer: u32,
+    shaped: bool,
+    fast_hosts: bool,
+    delay: Duration,
+    tcp: Vec<bool>,
+    reversed: bool,
+}
+
+fn runs_guard_network(elide: bool, g: &RunsGuard) -> Simulation {
+    let RunsGuard { policy, buffer, shaped, fast_hosts, delay, ref tcp, reversed } = *g;
+    let rate = BitRate::from_bps(160_000_000).unwrap();
+    let host_rate = BitRate::from_bps(if fast_hosts { 320_000_000 } else { 160_000_000 }).unwrap();
+    let mut b = NetworkBuilder::new(RngStreams::new(5, 0));
+    b.set_event_elision(elide);
+    b.set_slot_phase(SlotPhase::Aligned);
+    let sw1 = NodeRef::Switch(b.add_switch("sw1"));
+    let sw2 = NodeRef::Switch(b.add_switch("sw2"));
+    let bottleneck = PortConfig { queueing: Queueing::PerVc, policies: [policy; 4], ..switch_port(buffer) };
+    let (q, _) = b.add_link(sw1, sw2, rate, delay, bottleneck, switch_port(100_000)).unwrap();
+    if shaped {
+        b.shape_port(q, BitRate::from_bps(40_000_000).unwrap()).unwrap();
+    }
+    let mut ends = Vec::new();
+    for i in 0..tcp.len() {
+        let s = NodeRef::Host(b.add_host(&format!("src{i}"), 9180, Encapsulation::LlcSnap));
+        let d = NodeRef::Host(b.add_host(&format!("dst{i}"), 9180, Encapsulation::LlcSnap));
+        b.add_link(s, sw1, host_rate, delay, PortConfig::host_adapter(), switch_port(100_000)).unwrap();
+        b.add_link(sw2, d, rate, delay, switch_port(100_000), PortConfig::host_adapter()).unwrap();
+        ends.push((s, d));
+    }
+    let mut order: Vec<usize> = (0..tcp.len()).collect();
+    if reversed {
+        order.reverse();
+    }
+    let reno = TcpConfig { variant: TcpVariant::Reno, window: 65_535, ..TcpConfig::classic() };
+    for i in order {
+        let (s, d) = ends[i];
+        if tcp[i] {
+            let vc = b.add_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
+            b.add_tcp(&format!("tcp{i}"), &vc, reno.clone(), SimTime::from_ps(i as u64 * 300_000_000), None).unwrap();
+        } else {
+            let vc = b.add_simplex_vc(&[s, sw1, sw2, d], ServiceCategory::Ubr, None).unwrap();
+            let on = OnOffParams {
+                peak: BitRate::from_bps(60_000_000).unwrap(),
+                on: Duration::from_ms(2),
+                off: Duration::from_ms(3),
+                start: SimTime::ZERO,
+            };
+            b.add_onoff(&format!("cells{i}"), &vc, on).unwrap();
+        }
+    }
+    let slot = if shaped { 10_600_000 } else { 2_650_000 };
+    for kind in [ProbeKind::Queue, ProbeKind::Drops, ProbeKind::Utilization] {
+        let target = ProbeTarget::Port(q, kind.of_port().unwrap());
+        b.add_probe(ProbeSpec { name: kind.name().into(), target, interval: Duration::from_ps(1000 * slot) });
+    }
+    b.build(RunMeta::default(), Duration::from_ms(300))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, failure_persistence: None, ..Default::default() })]
+
+    /// Randomised networks into a bottleneck that holds runs (or, where
+    /// its VCs come in out of their links' order, one that does not): the
+    /// reference's run, to every number, with cells of different links
+    /// arriving at one instant, probes at slot starts, each policy.
+    #[test]
+    fn prop_a_bottleneck_holding_runs_gives_the_reference_run(
+        policy in 0usize..5,
+        buffer in 40u32..400,
+        shaped in proptest::bool::ANY,
+        fast_hosts in proptest::bool::ANY,
+        long in proptest::bool::ANY,
+        tcp in proptest::collection::vec(proptest::bool::ANY, 1..5),
+        reversed in proptest::bool::ANY,
+    ) {
+        use crate::atm::{Epd, Ppd, SelectiveDrop, TailDrop};
+        let policy = [
+            DropPolicy::TailDrop(TailDrop),
+            DropPolicy::Ppd(Ppd { keep_end_of_frame: true }),
+            DropPolicy::Epd(Epd::new(buffer * 3 / 4)),
+            DropPolicy::Epd(Epd { strict: true, keep_end_of_refused_frame: true, ..Epd::new(buffer / 2) }),
+            DropPolicy::SelectiveDrop(SelectiveDrop { threshold: buffer / 2, z: 0.8, keep_end_of_frame: true }),
+        ][policy];
+        let delay = if long { Duration::from_us(500) } else { Duration::from_us(1) };
+        let guard = RunsGuard { policy, buffer, shaped, fast_hosts, delay, tcp: tcp.clone(), reversed };
+        let net = |elide| runs_guard_network(elide, &guard);
+        let fast = net(true);
+        let bottleneck = &fast.ports()[0];
+        proptest::prop_assert_eq!(bottleneck.name.as_str(), "sw1->sw2");
+        // (A port of one VC is a FIFO in effect: pipelined, no frame wake.)
+        proptest::prop_assert_eq!(bottleneck.has_frame_wake(), tcp.len() > 1);
+        let held = fast.ports().iter().any(|p| p.holds_runs());
+        proptest::prop_assert_eq!(held, tcp.len() > 1 && !reversed, "held where the VCs come in their links' order");
+        let (mut a, mut b) = (fast.run().unwrap(), net(false).run().unwrap());
+        a.events = 0;
+        b.events = 0;
+        proptest::prop_assert_eq!(a, b);
     }
 }

@@ -36,6 +36,13 @@ pub(super) struct Network {
     /// The ports whose wake-ups wait for frame ends (`Port::set_frame_reach`):
     /// a probe runs their slots first (`settle.rs`).
     frame_wake: Vec<PortId>,
+    /// Scratch for a port holding runs (`Port::advance_runs`): its
+    /// departures and its drops (empty between calls).
+    held_out: Vec<crate::atm::DepartureRun>,
+    held_lost: Vec<(Cell, u64)>,
+    /// Per port holding runs: the links that hand their cells over to it
+    /// (`PortVc::hands_over`); empty for every other port.
+    handing: Vec<Vec<PortId>>,
 }
 
 /// The cells of every port and link, for the conservation check.
@@ -57,6 +64,12 @@ impl Network {
     ) -> Network {
         let frame_wake =
             ports.iter().enumerate().filter(|(_, p)| p.has_frame_wake()).map(|(i, _)| PortId(i as u32)).collect();
+        let mut handing = vec![Vec::new(); ports.len()];
+        for (l, link) in ports.iter().enumerate() {
+            if let Some(NextHop::Port { port: q, .. }) = link.vcs.iter().find(|vc| vc.hands_over).map(|vc| vc.next) {
+                handing[q.idx()].push(PortId(l as u32));
+            }
+        }
         Network {
             frame_wake,
             ports,
@@ -67,6 +80,9 @@ impl Network {
             pulled_by: Vec::new(),
             capture,
             frame_arrivals: Vec::new(),
+            held_out: Vec::new(),
+            held_lost: Vec::new(),
+            handing,
         }
     }
 
@@ -284,9 +300,64 @@ impl Simulation {
     /// per slot (`atm/port.rs`, "Slots run late").
     #[inline]
     pub(super) fn run_slots(&mut self, p: PortId, t: SimTime, inclusive: bool) {
+        if self.net.ports[p.idx()].holds_runs() {
+            self.run_held(p, t, inclusive);
+            return;
+        }
         while let Some(s) = self.net.ports[p.idx()].slot_due(t, inclusive) {
             let tx = self.net.ports[p.idx()].transmit(s);
             self.put_on_link(p, tx.arrival, tx.cell);
+        }
+    }
+
+    /// [`run_slots`](Self::run_slots) for a port holding runs
+    /// (`atm/port_runs.rs`): the model runs the slots; each departing cell
+    /// goes onto the link as the port's slot would put it there, a VC's
+    /// cells in order (each VC goes on to a port of its own: `plan`), and
+    /// each dropped cell's frame is settled.
+    #[inline(never)]
+    fn run_held(&mut self, p: PortId, t: SimTime, inclusive: bool) {
+        // A reader after the slots of its instant has them and the arrivals
+        // at `t`; the end of the run (the one reader before them) has
+        // neither.
+        let ps = atmlab_engine::Duration::from_ps(1);
+        let (before, arrived) =
+            if inclusive { (t.saturating_add(ps), t) } else { (t, SimTime::from_ps(t.as_ps().saturating_sub(1))) };
+        // The cells handed over that have arrived leave their links, each
+        // a cell-hop as its arrival event would count it.
+        for i in 0..self.net.handing[p.idx()].len() {
+            let link = self.net.handing[p.idx()][i];
+            self.k.counts.cell_hops += self.net.ports[link.idx()].take_handed_over(arrived);
+        }
+        let mut out = std::mem::take(&mut self.net.held_out);
+        let mut lost = std::mem::take(&mut self.net.held_lost);
+        self.net.ports[p.idx()].advance_runs(before, arrived, &mut out, &mut lost);
+        for &(cell, n) in &lost {
+            for _ in 0..n {
+                self.settle_lost(cell);
+            }
+        }
+        for d in &out {
+            for j in 0..d.count {
+                let cell = if d.ends_frame && j + 1 == d.count { d.cell.ending_frame() } else { d.cell };
+                let arrival = self.net.ports[p.idx()].held_arrival(d.first + j * d.step);
+                self.put_on_link(p, arrival, cell);
+            }
+        }
+        out.clear();
+        lost.clear();
+        self.net.held_out = out;
+        self.net.held_lost = lost;
+    }
+
+    /// `cell` reaches port `p`, which holds runs, at `at` by link `link`:
+    /// a run of one on that link's grid, and the wake-up its frame end may
+    /// ask for.
+    #[inline(never)]
+    fn offer_held(&mut self, p: PortId, at: SimTime, cell: Cell, link: PortId) {
+        let run = self.net.ports[link.idx()].sent_run(at, cell);
+        if let Some(w) = self.net.ports[p.idx()].offer_run(cell.vc(), run) {
+            self.k.queue.push(w, SLOT, Event::PortSlot(p));
         }
     }
 
@@ -328,8 +399,47 @@ impl Simulation {
             let NextHop::Host { host, vc } = vc.next else { unreachable!("a link into a host leads to it") };
             self.k.counts.cell_hops += 1;
             self.raw_received(host, vc, Some(arrival));
+        } else if vc.hands_over {
+            self.hand_over(p, arrival, cell);
         } else if let Some(t) = self.net.ports[p.idx()].put_on_link(arrival, cell) {
             self.link_head_due(p, t);
+        }
+    }
+
+    /// `cell` goes on link `p`, whose cells all go on to a port that holds
+    /// runs (`PortVc::hands_over`), and reaches its far end at `arrival`:
+    /// that port has it now, as a run of one (its cells arrive in order,
+    /// and it reads none before their arrivals: `atm/port_runs.rs`); the
+    /// link keeps it, without an event, until that port takes it off.
+    #[inline(never)]
+    fn hand_over(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
+        let link = &mut self.net.ports[p.idx()];
+        let _ = link.put_on_link(arrival, cell);
+        let NextHop::Port { port: q, label, vc } = link.vcs[cell.vc() as usize].next else {
+            unreachable!("a link hands its cells over to a port")
+        };
+        let cell = cell.relabelled(label, vc);
+        let run = link.sent_run(arrival, cell);
+        if let Some(w) = self.net.ports[q.idx()].offer_run(vc, run) {
+            self.k.queue.push(w, SLOT, Event::PortSlot(q));
+        }
+    }
+
+    /// The `taken` cells of a frame that link `p` took in one call from its
+    /// slot `first` on, `cell(i)` the `i`-th, go to the port holding runs
+    /// that the link hands its cells over to, as one run (see
+    /// [`hand_over`](Self::hand_over)).
+    #[inline(never)]
+    fn hand_frame_over(&mut self, p: PortId, vc: u16, first: u64, taken: u32, cell: Cell, ends: bool) {
+        let link = &self.net.ports[p.idx()];
+        let NextHop::Port { port: q, label, vc: v } = link.vcs[usize::from(vc)].next else {
+            unreachable!("a link hands its cells over to a port")
+        };
+        // Cells that would arrive only after 2^64 ps never do.
+        if let Some(run) = link.frame_run(first, taken, cell.relabelled(label, v), ends) {
+            if let Some(w) = self.net.ports[q.idx()].offer_run(v, run) {
+                self.k.queue.push(w, SLOT, Event::PortSlot(q));
+            }
         }
     }
 
@@ -496,7 +606,11 @@ impl Simulation {
         }
         let cell = cell.relabelled(label, vc);
         if !self.control.switching() {
-            self.offer_to_port(port, at, cell);
+            if self.net.ports[port.idx()].holds_runs() {
+                self.offer_held(port, at, cell, link);
+            } else {
+                self.offer_to_port(port, at, cell);
+            }
         } else {
             self.enter_switch_abr(port, at, cell, link, EAGER);
         }
@@ -590,8 +704,12 @@ impl Simulation {
                 && !port.vcs[usize::from(vc)].eager
                 && self.net.capture.is_none()
             {
-                let (taken, head) = port.offer_frame_onto_link(now, vc, cells, cell);
-                if let Some(t) = head {
+                let (taken, head, first) = port.offer_frame_onto_link(now, vc, cells, cell);
+                if port.vcs[usize::from(vc)].hands_over {
+                    if taken > 0 {
+                        self.hand_frame_over(p, vc, first, taken, data, taken == cells);
+                    }
+                } else if let Some(t) = head {
                     self.link_head_due(p, t);
                 }
                 taken

@@ -84,7 +84,8 @@ impl Simulation {
             .iter()
             .map(|link| {
                 let mut to = link.vcs.iter().map(|vc| match vc.next {
-                    NextHop::Port { port, .. } if !vc.eager => Some(port),
+                    // (A link that hands its cells over has no arrivals.)
+                    NextHop::Port { port, .. } if !vc.eager && !vc.hands_over => Some(port),
                     _ => None,
                 });
                 to.next().flatten().is_some_and(|q| to.all(|t| t == Some(q)))
