@@ -274,6 +274,13 @@ impl SlotGrid {
         debug_assert!(self.boundary(pos) >= t);
     }
 
+    /// Slot `k` (from slot 0, at the epoch), to walk on from with
+    /// [`advance`](Self::advance).
+    #[inline]
+    pub fn position(&self, k: u64) -> SlotPos {
+        self.at_slot(k)
+    }
+
     /// The start of slot `k` (from slot 0, at the epoch).
     #[inline]
     pub fn start(&self, k: u64) -> SimTime {
@@ -313,11 +320,26 @@ impl SlotGrid {
         if n == 0 {
             return Some(0);
         }
-        if n == 1 {
-            // One slot (most of a busy port's horizons when cells are judged
-            // one at a time): its start, without the recursion.
-            let start = self.start(first);
-            return (start < SimTime::MAX).then_some(u128::from(start.as_ps()));
+        if n.saturating_mul(step.max(1)) <= SHORT_SUM_SLOTS {
+            // A few slots (most of a busy port's horizons, and a frame's
+            // piece in one): their starts one by one, a slot at a time,
+            // without the recursion's 128-bit divisions (about a thousand
+            // instructions a call in EXPERT, `docs/benchmark.md`).
+            let mut pos = self.at_slot(first);
+            let mut sum = 0u128;
+            for i in 0..n {
+                let start = self.boundary(&pos);
+                if start == SimTime::MAX {
+                    return None;
+                }
+                sum += u128::from(start.as_ps());
+                if i + 1 < n {
+                    for _ in 0..step {
+                        self.advance(&mut pos);
+                    }
+                }
+            }
+            return Some(sum);
         }
         let (p, r) = (self.period_num, u128::from(self.rate));
         let last = u128::from(first) + u128::from(step) * u128::from(n - 1);
@@ -331,6 +353,10 @@ impl SlotGrid {
         floor_sum(u128::from(n), r, a, b)?.checked_add(u128::from(self.epoch).checked_mul(u128::from(n))?)
     }
 }
+
+/// [`SlotGrid::sum_of_starts`] walks the slots one by one up to this many
+/// slot steps, below which that costs less than the recursion.
+const SHORT_SUM_SLOTS: u64 = 64;
 
 /// The sum over `i` in `0..n` of `floor((a i + b) / m)` (`m > 0`), in
 /// O(log m) steps: the Euclid-like recursion that swaps the roles of the

@@ -109,7 +109,7 @@ impl Port {
         let runs = self.runs.as_mut().expect("a port holding runs has its model");
         runs.advance(before, arrived, out);
         runs.take_dropped(dropped);
-        let (cells_in, overflow, frame) = runs.cells_in_at(t);
+        let (cells_in, overflow, frame, queued, max) = runs.counts_at(t);
         let c = self.vcs[0].category.index();
         let stats = &mut self.stats;
         stats.cells_in = cells_in;
@@ -119,18 +119,19 @@ impl Port {
         stats.per_category[c].cells_in = cells_in;
         stats.per_category[c].dropped = overflow + frame;
         let clamp = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
-        self.queued = clamp(runs.queued_at(t));
-        self.max_queued = clamp(runs.max_queue_at(t));
+        self.queued = clamp(queued);
+        self.max_queued = clamp(max);
         if let Some(s) = runs.last_sent() {
             self.last_tx = s;
         }
     }
 
-    /// When the cells of a port holding runs that depart in its slot `k`
-    /// reach the far end of its link.
+    /// The slots of a port holding runs, and how long after its slot
+    /// starts a cell reaches the far end of the link: when the cells of
+    /// its [`DepartureRun`]s arrive there.
     #[inline]
-    pub fn held_arrival(&self, k: u64) -> SimTime {
-        self.grid.start(k).saturating_add(self.transit())
+    pub fn held_slots(&self) -> (SlotGrid, Duration) {
+        (self.grid, self.transit())
     }
 
     /// [`arm_wake`](Port::arm_wake) for a port holding runs: before the

@@ -754,8 +754,19 @@ impl RoundRobinRuns {
     /// room and those dropped with their frame (after
     /// [`advance_to`](Self::advance_to) `t`).
     pub fn cells_in_at(&self, t: SimTime) -> (u64, u64, u64) {
+        let (cells_in, overflow, frame, _, _) = self.counts_at(t);
+        (cells_in, overflow, frame)
+    }
+
+    /// What [`cells_in_at`](Self::cells_in_at), [`queued_at`](Self::queued_at)
+    /// and [`max_queue_at`](Self::max_queue_at) give at `t`, the queue
+    /// counted once: (cells in, dropped for want of room, dropped with
+    /// their frame, queued, the largest queue).
+    pub fn counts_at(&self, t: SimTime) -> (u64, u64, u64, u64, u64) {
+        let queued = self.queued_at(t);
         let frame = self.dropped_frame + self.dropping.iter().map(|run| run.arrived_by(t)).sum::<u64>();
-        (self.cells_out + self.queued_at(t) + self.dropped_overflow + frame, self.dropped_overflow, frame)
+        let cells_in = self.cells_out + queued + self.dropped_overflow + frame;
+        (cells_in, self.dropped_overflow, frame, queued, self.max.max(queued))
     }
 
     /// Cells queued at `t` (after [`advance_to`](Self::advance_to) `t`).

@@ -337,11 +337,16 @@ impl Simulation {
                 self.settle_lost(cell);
             }
         }
+        // Each run's slots walked one to the next (no division a cell).
+        let (grid, transit) = self.net.ports[p.idx()].held_slots();
         for d in &out {
+            let mut slot = grid.position(d.first);
             for j in 0..d.count {
                 let cell = if d.ends_frame && j + 1 == d.count { d.cell.ending_frame() } else { d.cell };
-                let arrival = self.net.ports[p.idx()].held_arrival(d.first + j * d.step);
-                self.put_on_link(p, arrival, cell);
+                self.put_on_link(p, grid.boundary(&slot).saturating_add(transit), cell);
+                for _ in 0..d.step {
+                    grid.advance(&mut slot);
+                }
             }
         }
         out.clear();
