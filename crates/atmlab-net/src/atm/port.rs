@@ -512,6 +512,15 @@ pub struct Port {
     queueing: Queueing,
     /// The round robin run in horizons, when the port holds runs.
     runs: Option<Box<super::runs::RoundRobinRuns>>,
+    /// Its link hands its cells over to a port holding runs
+    /// ([`PortVc::hands_over`]): they are kept here as runs, not on the
+    /// link's FIFO, until that port takes them off.
+    hands_over: bool,
+    handed: VecDeque<super::runs::ArrivalRun>,
+    /// Cells in `handed` not yet taken off, and of its first run, those
+    /// taken.
+    handed_cells: u64,
+    handed_taken: u64,
 }
 
 impl Port {
@@ -552,6 +561,10 @@ impl Port {
             frame_wake: false,
             holds_runs: false,
             runs: None,
+            hands_over: false,
+            handed: VecDeque::new(),
+            handed_cells: 0,
+            handed_taken: 0,
             wake_at: SimTime::MAX,
             before_mark: Vec::new(),
             beyond: Duration::ZERO,
@@ -693,9 +706,10 @@ impl Port {
 
     /// Cells on the link (sent, not yet arrived).
     pub fn in_flight(&self) -> usize {
+        let on_link = self.channel.len() + self.handed_cells as usize;
         match self.mode {
-            PortMode::Slotted => self.channel.len(),
-            PortMode::Pipelined => self.channel.len() - self.queued as usize,
+            PortMode::Slotted => on_link,
+            PortMode::Pipelined => on_link - self.queued as usize,
         }
     }
 
@@ -1052,11 +1066,17 @@ impl Port {
                 // slot after the queue's last), so `start - now` is a wait.
                 let (grid, mut pos, now) = (self.grid, self.tail, now.as_ps());
                 let (mut start, mut waited) = (0, 0u128);
-                self.channel.extend((1..=taken).map(|i| {
+                let cells = (1..=taken).map(|i| {
                     start = grid.take_slot(&mut pos);
                     waited += u128::from(start - now);
                     (SimTime::from_ps(start + reach), cell(i))
-                }));
+                });
+                if self.hands_over {
+                    // The port holding runs has them (`keep_handed`).
+                    cells.for_each(drop);
+                } else {
+                    self.channel.extend(cells);
+                }
                 self.tail = pos;
                 self.last_start = Some(SimTime::from_ps(start));
                 self.wait_area += waited;
@@ -1064,7 +1084,9 @@ impl Port {
             None => {
                 for i in 1..=taken {
                     let arrival = self.pipeline_slot(now);
-                    self.channel.push_back((arrival, cell(i)));
+                    if !self.hands_over {
+                        self.channel.push_back((arrival, cell(i)));
+                    }
                 }
             }
         }
@@ -1572,14 +1594,15 @@ impl Port {
     pub fn held_cells(&self) -> u64 {
         let queued: usize = self.queues.iter().map(VecDeque::len).sum();
         let runs = self.runs.as_ref().map_or(0, |r| r.held());
-        (queued + self.channel.len()) as u64 + runs
+        (queued + self.channel.len()) as u64 + self.handed_cells + runs
     }
 
     /// Cell entries allocated for the port's queues and link, and for the
     /// frame ends of a link into a host.
     pub fn cell_capacity(&self) -> u64 {
         let queues: usize = self.queues.iter().map(VecDeque::capacity).sum();
-        (queues + self.channel.capacity() + self.due.capacity() + self.rm_due.capacity()) as u64
+        (queues + self.channel.capacity() + self.due.capacity() + self.rm_due.capacity() + self.handed.capacity())
+            as u64
     }
 
     /// Slots that start strictly before `t`: the cells the port could have

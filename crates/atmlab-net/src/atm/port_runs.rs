@@ -163,15 +163,43 @@ impl Port {
         Some(if ends { run.ending_frame() } else { run })
     }
 
-    /// Takes off the link the cells that reach its far end by `t`, which a
-    /// port holding runs has had as runs since they were put on it
-    /// ([`PortVc::hands_over`](super::PortVc::hands_over)): how many.
+    /// Makes the port's link one that hands its cells over to a port
+    /// holding runs ([`PortVc::hands_over`](super::PortVc::hands_over)):
+    /// it keeps them as runs ([`keep_handed`](Port::keep_handed)), not on
+    /// its FIFO. Call before the port carries traffic.
+    pub fn set_hands_over(&mut self) {
+        debug_assert!(self.channel.is_empty() && !self.to_host);
+        self.hands_over = true;
+    }
+
+    /// Cells that the link handed over to a port holding runs as `run`
+    /// went on it: kept (as the link's) until that port takes them off.
+    pub fn keep_handed(&mut self, run: ArrivalRun) {
+        self.handed_cells += run.count();
+        self.handed.push_back(run);
+    }
+
+    /// `n` cells that the link handed over arrive only after 2^64 ps
+    /// ("never"): the link keeps them for good.
+    pub fn keep_never(&mut self, n: u64) {
+        self.handed_cells += n;
+    }
+
+    /// Takes off the link the cells handed over that reach its far end by
+    /// `t` ([`keep_handed`](Port::keep_handed)): how many.
     pub fn take_handed_over(&mut self, t: SimTime) -> u64 {
         let mut n = 0;
-        while self.channel.front().is_some_and(|&(a, _)| a <= t) {
-            self.channel.pop_front();
-            n += 1;
+        while let Some(run) = self.handed.front() {
+            let arrived = run.arrived_by(t);
+            n += arrived - self.handed_taken;
+            if arrived < run.count() {
+                self.handed_taken = arrived;
+                break;
+            }
+            self.handed.pop_front();
+            self.handed_taken = 0;
         }
+        self.handed_cells -= n;
         n
     }
 }

@@ -110,6 +110,11 @@ impl ArrivalRun {
         ArrivalRun { cell: cell.without_end_of_frame(), ..self }
     }
 
+    /// How many cells.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
     /// Whether its last cell ends a frame.
     pub fn ends_with_frame(&self) -> bool {
         self.ends_frame
@@ -126,7 +131,7 @@ impl ArrivalRun {
     }
 
     /// How many of the cells arrive at or before `t`.
-    fn arrived_by(&self, t: SimTime) -> u64 {
+    pub fn arrived_by(&self, t: SimTime) -> u64 {
         match t.as_ps().checked_sub(self.transit.as_ps()) {
             // Link slots that start at or before `t - transit`.
             Some(x) => {

@@ -361,6 +361,9 @@ impl Simulation {
                 for vc in &mut link.vcs {
                     vc.hands_over = hands;
                 }
+                if hands {
+                    link.set_hands_over();
+                }
             }
         }
         // A frame's later cells into a port that judges frames at their

@@ -338,12 +338,26 @@ impl Simulation {
             }
         }
         // Each run's slots walked one to the next (no division a cell).
+        // What `put_on_link` asks of each cell is asked once a run: the
+        // link loses nothing and no capture watches it (`plan`), so a
+        // cell that arrives before the end goes through `pass_into_host`
+        // where its VC passes into a host, as `put_on_link` would send it.
+        debug_assert!(self.net.capture.is_none() && self.net.ports[p.idx()].is_lossless());
         let (grid, transit) = self.net.ports[p.idx()].held_slots();
         for d in &out {
+            let vc = &self.net.ports[p.idx()].vcs[d.vc];
+            let passes = vc.eager && vc.into_host;
+            let next = vc.next;
             let mut slot = grid.position(d.first);
             for j in 0..d.count {
                 let cell = if d.ends_frame && j + 1 == d.count { d.cell.ending_frame() } else { d.cell };
-                self.put_on_link(p, grid.boundary(&slot).saturating_add(transit), cell);
+                let arrival = grid.boundary(&slot).saturating_add(transit);
+                if passes && arrival < self.k.end {
+                    self.k.counts.cell_hops += 1;
+                    self.pass_into_host(next, arrival, cell);
+                } else {
+                    self.put_on_link(p, arrival, cell);
+                }
                 for _ in 0..d.step {
                     grid.advance(&mut slot);
                 }
@@ -419,12 +433,17 @@ impl Simulation {
     #[inline(never)]
     fn hand_over(&mut self, p: PortId, arrival: SimTime, cell: Cell) {
         let link = &mut self.net.ports[p.idx()];
-        let _ = link.put_on_link(arrival, cell);
         let NextHop::Port { port: q, label, vc } = link.vcs[cell.vc() as usize].next else {
             unreachable!("a link hands its cells over to a port")
         };
+        if arrival == SimTime::MAX {
+            // Past 2^64 ps: it never arrives (the link keeps it).
+            link.keep_never(1);
+            return;
+        }
         let cell = cell.relabelled(label, vc);
         let run = link.sent_run(arrival, cell);
+        link.keep_handed(run);
         if let Some(w) = self.net.ports[q.idx()].offer_run(vc, run) {
             self.k.queue.push(w, SLOT, Event::PortSlot(q));
         }
@@ -436,15 +455,20 @@ impl Simulation {
     /// [`hand_over`](Self::hand_over)).
     #[inline(never)]
     fn hand_frame_over(&mut self, p: PortId, vc: u16, first: u64, taken: u32, cell: Cell, ends: bool) {
-        let link = &self.net.ports[p.idx()];
+        let link = &mut self.net.ports[p.idx()];
         let NextHop::Port { port: q, label, vc: v } = link.vcs[usize::from(vc)].next else {
             unreachable!("a link hands its cells over to a port")
         };
-        // Cells that would arrive only after 2^64 ps never do.
-        if let Some(run) = link.frame_run(first, taken, cell.relabelled(label, v), ends) {
-            if let Some(w) = self.net.ports[q.idx()].offer_run(v, run) {
-                self.k.queue.push(w, SLOT, Event::PortSlot(q));
-            }
+        // Cells that would arrive only after 2^64 ps never do: the link
+        // keeps them.
+        let run = link.frame_run(first, taken, cell.relabelled(label, v), ends);
+        let Some(run) = run else {
+            link.keep_never(u64::from(taken));
+            return;
+        };
+        link.keep_handed(run);
+        if let Some(w) = self.net.ports[q.idx()].offer_run(v, run) {
+            self.k.queue.push(w, SLOT, Event::PortSlot(q));
         }
     }
 
