@@ -215,16 +215,20 @@ struct VcRuns {
 
 impl VcRuns {
     /// Its admitted cells present at `t`: arrived by then and not sent.
+    /// Its runs arrive one after another, so once one has arrived in full
+    /// so have those before it: the admitted cells less those still to
+    /// come, counted from the last run back (mostly one run).
     fn present(&self, t: SimTime) -> u64 {
-        let mut n = 0;
-        for (k, run) in self.runs.iter().take(self.judged).enumerate() {
-            let arrived = run.arrived_by(t);
-            n += if k == 0 { arrived.saturating_sub(self.taken) } else { arrived };
-            if arrived < run.count {
+        let mut missing = 0;
+        for (k, run) in self.runs.iter().take(self.judged).enumerate().rev() {
+            // (Of the first run, its sent cells have arrived.)
+            let arrived = if k == 0 { run.arrived_by(t).max(self.taken) } else { run.arrived_by(t) };
+            missing += run.count - arrived;
+            if arrived == run.count {
                 break;
             }
         }
-        n
+        self.admitted - missing
     }
 
     /// Its admitted unsent cells from the `skip`-th on, by run: (run, first
