@@ -11,9 +11,12 @@
 //!
 //! Its readers are those of the frame wake (`sim/settle.rs`, scheme 4):
 //! the wake-up before the soonest frame end could reach a host, probes,
-//! the end of the run. The simulation hands it each arriving cell as a run
-//! of one ([`offer_run`](Port::offer_run)), on the grid of the link it came
-//! by, so that the cells of a frame join into one run in the queue.
+//! the end of the run. Its cells come as runs ([`offer_run`](Port::offer_run)):
+//! a link whose every VC goes to it hands each frame over whole when its
+//! adapter takes it, or a cell alone as a run of one on the link's grid,
+//! and keeps them only to count them ([`keep_handed`](Port::keep_handed),
+//! scheme 8 of `sim/settle.rs`); a cell that comes another way is a run of
+//! one at its arrival. Cells of one frame join into one run in the queue.
 
 use super::Port;
 use super::PortMode;
