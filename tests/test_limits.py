@@ -82,6 +82,22 @@ def test_memory_guard_stops_a_run_whose_queue_grows_and_names_it():
     assert "port a->b" in msg and "simulation.max_cells_held" in msg and "1000000 cells" in msg
 
 
+def test_memory_guard_names_the_adapter_behind_a_bottleneck_that_holds_runs():
+    """EXPERT's bottleneck holds its cells as runs and the hosts' links hand
+    it their frames (docs/benchmark.md, 2026-12-01): a flood of one-cell
+    frames behind an unlimited adapter, each frame a run kept by the link
+    and by the bottleneck, is charged to that adapter's link. (That the
+    guard's count stays cheap however many runs wait is the fuzz test's to
+    find: at the default limit, summing them at each look took 20 s.)"""
+    data = load(bundled("expert/expert")).data
+    data["simulation"].update(duration="2 ms", max_cells_held="3000000 cells")
+    flood_app = {"kind": "udp_cbr", "name": "flood", "vc": "vc3", "payload": "0 bytes", "interval": "1 ps"}
+    data["apps"].insert(1, flood_app)
+    with pytest.raises(atmlab.LimitError) as e:
+        atmlab.run(data)
+    assert "port src3->sw0" in str(e.value) and "3000000 cells" in str(e.value)
+
+
 def test_memory_guard_default_is_generous_but_finite():
     """The default (50 million cells) stops the flood too, before the
     machine runs out of memory; nothing else in the run is affected."""

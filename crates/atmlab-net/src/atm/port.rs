@@ -1593,8 +1593,14 @@ impl Port {
     /// its queue is the front of the link's FIFO, so that is the link alone).
     pub fn held_cells(&self) -> u64 {
         let queued: usize = self.queues.iter().map(VecDeque::len).sum();
-        let runs = self.runs.as_ref().map_or(0, |r| r.held());
-        (queued + self.channel.len()) as u64 + self.handed_cells + runs
+        (queued + self.channel.len()) as u64 + self.held_as_runs().0
+    }
+
+    /// What the port holds, in cells' worth of memory, for the memory
+    /// guard (`sim/guard.rs`): its cells and the records of the runs it
+    /// holds.
+    pub fn held_memory(&self) -> u64 {
+        self.held_cells() + self.held_as_runs().1
     }
 
     /// Cell entries allocated for the port's queues and link, and for the

@@ -25,6 +25,9 @@ use crate::atm::runs::{ArrivalRun, DepartureRun, RoundRobinRuns};
 use crate::atm::sched::SchedulerKind;
 use atmlab_engine::{CELL_BITS, Duration, SimTime, SlotGrid};
 
+/// The memory of a run's record ([`ArrivalRun`]), in cells of 16 bytes.
+pub const RUN_CELLS: u64 = std::mem::size_of::<ArrivalRun>().div_ceil(std::mem::size_of::<Cell>()) as u64;
+
 impl Port {
     /// Makes a frame-wake port (after [`set_frame_reach`](Port::set_frame_reach))
     /// hold its cells as runs, if it is one the model covers: a queue per
@@ -180,6 +183,18 @@ impl Port {
     pub fn keep_handed(&mut self, run: ArrivalRun) {
         self.handed_cells += run.count();
         self.handed.push_back(run);
+    }
+
+    /// What the port holds as runs: the cells, and the memory of the runs'
+    /// records in cells' worth (each [`RUN_CELLS`], for the memory guard,
+    /// `sim/guard.rs`). A port holding runs counts its admitted runs; a
+    /// link that hands its cells over counts those it keeps, their records
+    /// twice over (the port holds a copy of each until it judges it), so
+    /// that a flood behind an adapter is charged to that adapter's link.
+    /// In O(VCs): the runs not yet judged may number millions.
+    pub(super) fn held_as_runs(&self) -> (u64, u64) {
+        let (cells, runs) = self.runs.as_ref().map_or((0, 0), |r| r.admitted());
+        (cells + self.handed_cells, (runs + 2 * self.handed.len() as u64) * RUN_CELLS)
     }
 
     /// `n` cells that the link handed over arrive only after 2^64 ps

@@ -721,11 +721,14 @@ impl RoundRobinRuns {
         out.append(&mut self.lost);
     }
 
-    /// Cells pushed and not yet judged, sent or dropped, arrived or not.
-    pub fn held(&self) -> u64 {
-        let unjudged: u64 = self.vcs.iter().flat_map(|q| q.runs.iter().skip(q.judged)).map(|r| r.count).sum();
-        let admitted: u64 = self.vcs.iter().map(|q| q.admitted).sum();
-        admitted + unjudged
+    /// Its admitted cells not yet sent, arrived or not, and the runs that
+    /// hold them (for the memory guard: in O(VCs), where the runs not yet
+    /// judged may number millions behind a flooded link, whose own count
+    /// of them stands for them).
+    pub fn admitted(&self) -> (u64, u64) {
+        let cells = self.vcs.iter().map(|q| q.admitted).sum();
+        let runs = self.vcs.iter().map(|q| q.judged as u64).sum();
+        (cells, runs)
     }
 
     /// The soonest VC `v`'s first frame end among its cells not yet sent

@@ -10,7 +10,8 @@
 //! 24 on a link), and each record held beside cells counts as the cells its
 //! memory would hold ([`FRAME_CELLS`] for an AAL5 frame's entry in the PDU
 //! table, [`DATAGRAM_CELLS`] for a datagram waiting for a host's CPU or at
-//! an ABR source). Counting cells alone let a flood of 3-cell frames take
+//! an ABR source, `RUN_CELLS` for the record of a run of cells that a port
+//! holding runs or a link handing cells over to one keeps: `atm/port_runs.rs`). Counting cells alone let a flood of 3-cell frames take
 //! 3.7 GB at the default limit (their PDU entries, 136 bytes each, were
 //! not counted), and a host's receiving CPU queue grow without any bound
 //! (it was not counted at all). It looks whenever [`guard_step`] more cells

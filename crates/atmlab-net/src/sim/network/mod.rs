@@ -250,7 +250,7 @@ impl Network {
     /// What each port holds, for the memory guard.
     pub(super) fn tally(&self, tally: &mut super::guard::Tally) {
         for p in &self.ports {
-            tally.add(p.held_cells(), || format!("port {} (its queue and link)", p.name));
+            tally.add(p.held_memory(), || format!("port {} (its queue and link)", p.name));
         }
     }
 
