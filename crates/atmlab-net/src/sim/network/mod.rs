@@ -9,7 +9,7 @@ use super::Simulation;
 use super::kernel::{ARRIVAL, Event, SLOT};
 use super::probes::{PortQuantity, Sample};
 use super::settle::Reader;
-use crate::atm::{Carries, Cell, NextHop, Offer, Port, Pti, ServiceCategory, VcLabel};
+use crate::atm::{ArrivalRun, Carries, Cell, NextHop, Offer, Port, Pti, ServiceCategory, VcLabel};
 use crate::ids::PortId;
 use crate::pdu::PduId;
 use atmlab_engine::SimTime;
@@ -375,8 +375,15 @@ impl Simulation {
     #[inline(never)]
     fn offer_held(&mut self, p: PortId, at: SimTime, cell: Cell, link: PortId) {
         let run = self.net.ports[link.idx()].sent_run(at, cell);
-        if let Some(w) = self.net.ports[p.idx()].offer_run(cell.vc(), run) {
-            self.k.queue.push(w, SLOT, Event::PortSlot(p));
+        self.offer_run_to(p, cell.vc(), run);
+    }
+
+    /// Port `q`, which holds runs, takes `run` on its VC `vc`, and wakes
+    /// when the run's frame end may ask it to.
+    #[inline]
+    fn offer_run_to(&mut self, q: PortId, vc: u16, run: ArrivalRun) {
+        if let Some(w) = self.net.ports[q.idx()].offer_run(vc, run) {
+            self.k.queue.push(w, SLOT, Event::PortSlot(q));
         }
     }
 
@@ -444,9 +451,7 @@ impl Simulation {
         let cell = cell.relabelled(label, vc);
         let run = link.sent_run(arrival, cell);
         link.keep_handed(run);
-        if let Some(w) = self.net.ports[q.idx()].offer_run(vc, run) {
-            self.k.queue.push(w, SLOT, Event::PortSlot(q));
-        }
+        self.offer_run_to(q, vc, run);
     }
 
     /// The `taken` cells of a frame that link `p` took in one call from its
@@ -467,9 +472,7 @@ impl Simulation {
             return;
         };
         link.keep_handed(run);
-        if let Some(w) = self.net.ports[q.idx()].offer_run(v, run) {
-            self.k.queue.push(w, SLOT, Event::PortSlot(q));
-        }
+        self.offer_run_to(q, v, run);
     }
 
     /// A cell reaches, by an eager hop, a port that only passes cells on
