@@ -144,7 +144,7 @@ impl Port {
     /// soonest frame end of all its VCs could reach a host.
     pub(super) fn arm_held_wake(&mut self) -> Option<SimTime> {
         let runs = self.runs.as_ref().expect("a port holding runs has its model");
-        let t = (0..runs.vcs()).filter_map(|v| runs.earliest_frame_end(v)).min()?;
+        let t = runs.earliest_frame_end_of_all()?;
         self.wake_for(t)
     }
 

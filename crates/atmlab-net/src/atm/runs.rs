@@ -195,6 +195,16 @@ enum Discard {
     Partial,
 }
 
+/// A VC's admitted cells at an instant ([`VcRuns::split`]): how many are
+/// present, and the first still to come, cell `from` of run `run` (`run`
+/// past the admitted runs if none is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Split {
+    present: u64,
+    run: usize,
+    from: u64,
+}
+
 /// A VC's cells not yet sent: runs in the order they arrive, `taken` of the
 /// first one sent; the first `judged` runs are admitted (their first cells
 /// arrived, the port's policy judged them), the rest wait for their first
@@ -215,20 +225,35 @@ struct VcRuns {
 
 impl VcRuns {
     /// Its admitted cells present at `t`: arrived by then and not sent.
-    /// Its runs arrive one after another, so once one has arrived in full
-    /// so have those before it: the admitted cells less those still to
-    /// come, counted from the last run back (mostly one run).
     fn present(&self, t: SimTime) -> u64 {
+        self.split(t).present
+    }
+
+    /// Its admitted cells present at `t`, and where those still to come
+    /// begin. Its runs arrive one after another, so once one has arrived
+    /// in full so have those before it: counted from the last run back
+    /// (mostly one run), not from the first (as many as its frames in the
+    /// buffer).
+    fn split(&self, t: SimTime) -> Split {
         let mut missing = 0;
-        for (k, run) in self.runs.iter().take(self.judged).enumerate().rev() {
+        let (mut run, mut from) = (self.judged, 0);
+        for (k, r) in self.runs.iter().take(self.judged).enumerate().rev() {
             // (Of the first run, its sent cells have arrived.)
-            let arrived = if k == 0 { run.arrived_by(t).max(self.taken) } else { run.arrived_by(t) };
-            missing += run.count - arrived;
-            if arrived == run.count {
+            let arrived = if k == 0 { r.arrived_by(t).max(self.taken) } else { r.arrived_by(t) };
+            if arrived == r.count {
                 break;
             }
+            missing += r.count - arrived;
+            (run, from) = (k, arrived);
         }
-        self.admitted - missing
+        Split { present: self.admitted - missing, run, from }
+    }
+
+    /// Its admitted cells still to come from `split` on, by run: (run,
+    /// first cell in it).
+    fn to_come(&self, split: Split) -> impl Iterator<Item = (&ArrivalRun, u64)> {
+        let mut from = split.from;
+        self.runs.range(split.run..self.judged).map(move |run| (run, std::mem::take(&mut from)))
     }
 
     /// Its admitted unsent cells from the `skip`-th on, by run: (run, first
@@ -335,8 +360,9 @@ pub struct RoundRobinRuns {
     arrivals: u128,
     /// The largest queue seen before a slot's departure.
     max: u64,
-    /// The VCs of the cycle with their cells present (kept for its buffer).
-    cycle: Vec<(usize, u64)>,
+    /// The VCs of the cycle with their cells present and those to come
+    /// (kept for its buffer).
+    cycle: Vec<(usize, Split)>,
     /// Each VC's queue as a judged cell finds it (kept for its buffer).
     counts: Vec<u64>,
     /// Cells dropped since [`take_dropped`](Self::take_dropped) last took
@@ -346,6 +372,8 @@ pub struct RoundRobinRuns {
     lost: Vec<(Cell, u64)>,
     /// The last slot that sent a cell.
     last_sent: Option<u64>,
+    /// The arrivals judged so far: up to here (the last advance's).
+    judged_by: SimTime,
 }
 
 impl RoundRobinRuns {
@@ -377,6 +405,7 @@ impl RoundRobinRuns {
             counts: Vec::with_capacity(vcs),
             lost: Vec::new(),
             last_sent: None,
+            judged_by: SimTime::ZERO,
         }
     }
 
@@ -421,13 +450,13 @@ impl RoundRobinRuns {
                 if let Some(a) = self.vcs[v].next_to_judge() {
                     horizon = horizon.min(self.grid.slots_before(a) - self.slot);
                 }
-                match self.vcs[v].present(start) {
-                    0 => {
+                match self.vcs[v].split(start) {
+                    Split { present: 0, .. } => {
                         if let Some(a) = self.vcs[v].next_arrival() {
                             horizon = horizon.min(self.grid.slots_before(a) - self.slot);
                         }
                     }
-                    p => self.cycle.push((v, p)),
+                    split => self.cycle.push((v, split)),
                 }
             }
             // Every VC's next arrival is after `start`: at least one slot.
@@ -442,6 +471,7 @@ impl RoundRobinRuns {
             self.send(horizon, out);
         }
         self.judge_arrivals(t);
+        self.judged_by = self.judged_by.max(t);
         // The dropped runs that have arrived in full, counted.
         let frame = &mut self.dropped_frame;
         self.dropping.retain(|run| {
@@ -617,12 +647,12 @@ impl RoundRobinRuns {
     /// arrives is fast ((2.) and (3.) of the module's docs).
     fn prove(&self, mut horizon: u64) -> u64 {
         let l = self.cycle.len() as u64;
-        for (r, &(v, present)) in self.cycle.iter().enumerate() {
+        for (r, &(v, split)) in self.cycle.iter().enumerate() {
             let r = r as u64;
             // Turns 0..m of this VC have a cell present.
-            let mut m = present;
+            let mut m = split.present;
             let mut exhausted = true;
-            for (run, from) in self.vcs[v].unsent_after(present) {
+            for (run, from) in self.vcs[v].to_come(split) {
                 let t0 = run.arrival(from);
                 let last_start = self.grid.start(self.slot + horizon - 1);
                 if t0 > last_start {
@@ -666,13 +696,13 @@ impl RoundRobinRuns {
     fn note_largest(&mut self, horizon: u64) {
         let last_start = self.grid.start(self.slot + horizon - 1);
         // Before the first slot, the cycle's cells present are the queue.
-        let mut largest = self.cycle.iter().map(|&(_, present)| present).sum::<u64>();
+        let mut largest = self.cycle.iter().map(|(_, split)| split.present).sum::<u64>();
         debug_assert_eq!(largest, self.queue_before(0));
         if horizon > 1 {
             largest = largest.max(self.queue_before(horizon - 1));
         }
-        for &(v, present) in &self.cycle {
-            for (run, from) in self.vcs[v].unsent_after(present) {
+        for &(v, split) in &self.cycle {
+            for (run, from) in self.vcs[v].to_come(split) {
                 if run.arrival(from) > last_start {
                     break;
                 }
@@ -733,10 +763,32 @@ impl RoundRobinRuns {
 
     /// The soonest VC `v`'s first frame end among its cells not yet sent
     /// can start its slot, if it has one: no sooner than its arrival, nor
-    /// than one slot per admitted cell ahead of it from the next slot on
-    /// (a VC sends at most a cell a slot; cells not yet judged ahead of it
-    /// may be dropped, so they count for none). A bound, not the time.
+    /// than the slot the round robin would give it were no other cell to
+    /// come and were every cell ahead of it that has yet to arrive
+    /// dropped. Cells that arrived before the last arrivals judged are
+    /// admitted for good (a promise of room revoked, or a rule, can take
+    /// back only cells still to arrive: `revoke`); before the frame end
+    /// `v` sends those of them ahead of it, and every other VC sends one
+    /// of its own such cells between two of `v`'s while it has one, and
+    /// one before `v`'s first if the pointer comes to it first. Cells
+    /// still to come only delay it. A bound, not the time.
     pub fn earliest_frame_end(&self, v: usize) -> Option<SimTime> {
+        let settled = self.settled();
+        self.frame_end_bound(v, |u| self.vcs[u].present(settled))
+    }
+
+    /// The soonest of every VC's [`earliest_frame_end`](Self::earliest_frame_end),
+    /// each VC's cells present counted once.
+    pub fn earliest_frame_end_of_all(&self) -> Option<SimTime> {
+        let settled = self.settled();
+        let present: Vec<u64> = self.vcs.iter().map(|q| q.present(settled)).collect();
+        (0..self.vcs.len()).filter_map(|v| self.frame_end_bound(v, |u| present[u])).min()
+    }
+
+    /// [`earliest_frame_end`](Self::earliest_frame_end) of VC `v`, with
+    /// `present(u)` VC `u`'s cells present when the last arrivals judged
+    /// are settled.
+    fn frame_end_bound(&self, v: usize, present: impl Fn(usize) -> u64) -> Option<SimTime> {
         let q = &self.vcs[v];
         let mut ahead = 0u64;
         for (k, run) in q.runs.iter().enumerate() {
@@ -746,9 +798,16 @@ impl RoundRobinRuns {
                 if judged {
                     ahead += run.count - 1 - taken;
                 }
-                let period = self.grid.whole_period().as_ps().saturating_mul(ahead);
-                let by_queue = self.grid.start(self.slot).saturating_add(Duration::from_ps(period));
-                return Some(by_queue.max(run.arrival(run.count - 1)));
+                // Its cells arrive in order: those ahead that have arrived.
+                let ahead = ahead.min(present(v));
+                // Each other VC's cells between two of `v`'s turns, and
+                // before its first if the pointer comes to it first.
+                let n = self.vcs.len();
+                let turn = |u: usize| (u + n - self.next % n) % n;
+                let others: u64 =
+                    (0..n).filter(|&u| u != v).map(|u| present(u).min(ahead + u64::from(turn(u) < turn(v)))).sum();
+                let slot = self.slot.saturating_add(ahead).saturating_add(others);
+                return Some(self.grid.start(slot).max(run.arrival(run.count - 1)));
             }
             if judged {
                 ahead += run.count - taken;
@@ -757,9 +816,11 @@ impl RoundRobinRuns {
         None
     }
 
-    /// How many VCs it serves.
-    pub fn vcs(&self) -> usize {
-        self.vcs.len()
+    /// Up to when the arrivals are admitted for good: before the last
+    /// arrivals judged (a run pushed later may still arrive at that very
+    /// instant and be judged there, after them).
+    fn settled(&self) -> SimTime {
+        SimTime::from_ps(self.judged_by.as_ps().saturating_sub(1))
     }
 
     /// Cells that arrived by `t`, and of them those dropped for want of

@@ -516,3 +516,134 @@ proptest! {
         prop_assert_eq!(by_horizons(grid(rate), &sources, &[end], (limit, policy)), by_port(rate, &sources, end, (limit, policy)));
     }
 }
+
+/// Each VC's bound on its next frame end ([`RoundRobinRuns::earliest_frame_end`])
+/// at each of `stops`, after the model advanced to it, with the start of
+/// the first slot it had yet to run there.
+fn bounds(
+    port: SlotGrid,
+    sources: &[Source],
+    stops: &[SimTime],
+    buffer: Buffer,
+) -> Vec<(SimTime, Vec<Option<SimTime>>)> {
+    let mut rr = loaded(port, sources, buffer);
+    let mut out = Vec::new();
+    stops
+        .iter()
+        .map(|&t| {
+            rr.advance_to(t, &mut out);
+            (port.start(rr.slot), (0..sources.len()).map(|v| rr.earliest_frame_end(v)).collect())
+        })
+        .collect()
+}
+
+/// The start of VC `v`'s first frame end that the port sends at or after
+/// `from`, in `outcome`.
+fn next_frame_end(outcome: &Outcome, v: usize, from: SimTime) -> Option<SimTime> {
+    outcome.departures.iter().find(|d| d.0 == v && d.3 && d.1 >= from).map(|d| d.1)
+}
+
+#[test]
+fn test_with_every_vc_backlogged_the_frame_end_bound_is_the_slot() {
+    // Four VCs, a frame of 40 cells each, all arrived (links four times
+    // the port's rate) before the stop: the round robin sends them in
+    // turn, so each frame end leaves exactly at its bound, whichever VC
+    // the pointer is at.
+    let sources: Vec<Source> = (0..4)
+        .map(|v| Source { rate: 622_080_000, epoch: 1_000 * v, transit: 0, runs: vec![(0, 40)], frames: true })
+        .collect();
+    let port = grid(155_520_000);
+    let stops: Vec<SimTime> =
+        [80u64, 81, 83, 90, 150].iter().map(|&us| SimTime::ZERO + Duration::from_us(us)).collect();
+    let reference = by_port(155_520_000, &sources, SimTime::ZERO + Duration::from_ms(10), UNLIMITED);
+    for (next, bounds) in bounds(port, &sources, &stops, UNLIMITED) {
+        for (v, b) in bounds.iter().enumerate() {
+            assert_eq!(*b, next_frame_end(&reference, v, next), "VC {v}, from {next:?}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_a_frame_end_leaves_no_sooner_than_its_bound(
+        rate in prop_oneof![Just(155_520_000u64), Just(100_000_000), 10_000_000u64..622_080_000],
+        sources in proptest::collection::vec((source(), any::<bool>()), 1..5),
+        stops in proptest::collection::vec(0u64..3_000, 1..5),
+        buffer in buffer(),
+    ) {
+        // The port's wake-up waits for the bound (`atm/port_runs.rs`): a
+        // frame end that left before it would reach its host late. Cells
+        // that come later only delay a frame end; a rule that drops cells
+        // still to arrive, as a promise of room revoked does, may bring it
+        // forward, so only cells already arrived count towards the bound.
+        let sources: Vec<Source> = sources.into_iter().map(|(s, frames)| Source { frames, ..s }).collect();
+        let mut stops: Vec<SimTime> = stops.into_iter().map(|s| SimTime::ZERO + Duration::from_us(s)).collect();
+        stops.sort_unstable();
+        let reference = by_port(rate, &sources, SimTime::ZERO + Duration::from_secs(100), buffer);
+        for (next, bounds) in bounds(grid(rate), &sources, &stops, buffer) {
+            for (v, b) in bounds.iter().enumerate() {
+                match (b, next_frame_end(&reference, v, next)) {
+                    (Some(b), Some(sent)) => prop_assert!(*b <= sent, "VC {}: bound {:?}, sent at {:?}", v, b, sent),
+                    (None, Some(sent)) => prop_assert!(false, "VC {} holds no frame end, yet one leaves at {:?}", v, sent),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_at_a_nearly_full_buffer_a_frame_end_leaves_no_sooner_than_its_bound(
+        rate in prop_oneof![Just(155_520_000u64), Just(100_000_000)],
+        link in prop_oneof![Just(400_000_000u64), Just(622_080_000), Just(155_520_000)],
+        runs in proptest::collection::vec(proptest::collection::vec((0u64..6, 1u64..24), 1..6), 2..5),
+        frames in proptest::collection::vec(any::<bool>(), 4),
+        buffer in (2u64..24, 0u32..20, any::<bool>()),
+    ) {
+        // Where promises of room are revoked (frames admitted whole into a
+        // buffer about a frame's size, cells of several VCs at one
+        // instant), and the frames' cells that had yet to arrive dropped.
+        use crate::atm::{Epd, Ppd};
+        let (limit, at, flag) = buffer;
+        let threshold = (limit as u32).saturating_sub(at % 8).max(1);
+        let policy = if at % 2 == 0 {
+            DropPolicy::Ppd(Ppd { keep_end_of_frame: true })
+        } else {
+            DropPolicy::Epd(Epd { threshold, strict: flag, keep_end_of_frame: true, keep_end_of_refused_frame: true })
+        };
+        let sources: Vec<Source> = runs
+            .into_iter()
+            .zip(frames)
+            .map(|(runs, frames)| Source { rate: link, epoch: 0, transit: 0, runs, frames })
+            .collect();
+        // A stop every 100 ns: within the short while a promise is kept.
+        let stops: Vec<SimTime> = (0..3_000u64).map(|k| SimTime::ZERO + Duration::from_ns(100 * k)).collect();
+        let reference = by_port(rate, &sources, SimTime::ZERO + Duration::from_secs(1), (limit, policy));
+        for (next, bounds) in bounds(grid(rate), &sources, &stops, (limit, policy)) {
+            for (v, b) in bounds.iter().enumerate() {
+                if let (Some(b), Some(sent)) = (b, next_frame_end(&reference, v, next)) {
+                    prop_assert!(*b <= sent, "VC {}: bound {:?}, sent at {:?}", v, b, sent);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn test_the_soonest_frame_end_of_all_is_the_least_of_each_vc_s() {
+    // Counting each VC's cells present once gives each VC's bound.
+    let port = grid(155_520_000);
+    let sources = expert_like();
+    let mut rr = loaded(port, &sources, UNLIMITED);
+    let mut out = Vec::new();
+    for us in (0..2_000).step_by(37) {
+        rr.advance_to(SimTime::ZERO + Duration::from_us(us), &mut out);
+        let each = (0..sources.len()).filter_map(|v| rr.earliest_frame_end(v)).min();
+        assert_eq!(rr.earliest_frame_end_of_all(), each, "at {us} us");
+    }
+}
