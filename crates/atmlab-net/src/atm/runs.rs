@@ -343,10 +343,11 @@ pub struct RoundRobinRuns {
     limit: u64,
     policy: DropPolicy,
     /// Cells dropped, for want of room and with their frame; and runs of
-    /// cells dropped with their frame that have yet to arrive in full.
+    /// cells dropped with their frame that have yet to arrive in full, each
+    /// with how many of its cells have arrived and been counted.
     dropped_overflow: u64,
     dropped_frame: u64,
-    dropping: Vec<ArrivalRun>,
+    dropping: Vec<(ArrivalRun, u64)>,
     /// The next slot to run.
     slot: u64,
     /// The VC the round robin looks at first (one past the last served).
@@ -367,8 +368,7 @@ pub struct RoundRobinRuns {
     counts: Vec<u64>,
     /// Cells dropped since [`take_dropped`](Self::take_dropped) last took
     /// them, by run: each run's cell and how many (a frame's later cells
-    /// dropped with it count when their first is judged, before they
-    /// arrive).
+    /// dropped with it count as they arrive, as the port drops them).
     lost: Vec<(Cell, u64)>,
     /// The last slot that sent a cell.
     last_sent: Option<u64>,
@@ -472,14 +472,18 @@ impl RoundRobinRuns {
         }
         self.judge_arrivals(t);
         self.judged_by = self.judged_by.max(t);
-        // The dropped runs that have arrived in full, counted.
-        let frame = &mut self.dropped_frame;
-        self.dropping.retain(|run| {
-            let whole = run.arrived_by(t) == run.count;
-            if whole {
-                *frame += run.count;
+        // The cells of frames dropped whole that have arrived by `t`:
+        // dropped now, as the port drops each on its arrival (not when the
+        // frame's first is judged: until it arrives, a cell is the link's).
+        let (frame, lost) = (&mut self.dropped_frame, &mut self.lost);
+        self.dropping.retain_mut(|(run, counted)| {
+            let arrived = run.arrived_by(t);
+            if arrived > *counted {
+                lost.push((run.cell, arrived - *counted));
+                *frame += arrived - *counted;
+                *counted = arrived;
             }
-            !whole
+            arrived < run.count
         });
     }
 
@@ -586,8 +590,8 @@ impl RoundRobinRuns {
             Err(_) if q.discard != Discard::No => {
                 let dropped = if run.ends_frame { rest - 1 } else { rest };
                 if dropped > 0 {
-                    self.dropping.push(ArrivalRun { first: run.first + 1, count: dropped, ends_frame: false, ..run });
-                    self.lost.push((run.cell, dropped));
+                    self.dropping
+                        .push((ArrivalRun { first: run.first + 1, count: dropped, ends_frame: false, ..run }, 0));
                 }
                 if run.ends_frame {
                     q.runs[k] = run.cell(run.count - 1);
@@ -837,7 +841,8 @@ impl RoundRobinRuns {
     /// their frame, queued, the largest queue).
     pub fn counts_at(&self, t: SimTime) -> (u64, u64, u64, u64, u64) {
         let queued = self.queued_at(t);
-        let frame = self.dropped_frame + self.dropping.iter().map(|run| run.arrived_by(t)).sum::<u64>();
+        let frame =
+            self.dropped_frame + self.dropping.iter().map(|(run, counted)| run.arrived_by(t) - counted).sum::<u64>();
         let cells_in = self.cells_out + queued + self.dropped_overflow + frame;
         (cells_in, self.dropped_overflow, frame, queued, self.max.max(queued))
     }
