@@ -378,3 +378,20 @@ def test_rto_algorithm_errors_name_the_key(two_hosts):
         atmlab.validate(two_hosts)
     assert e.value.path == "tcp.rto_algorithm"
     assert "rfc6298" in e.value.message
+
+
+def test_expert_ending_while_a_refused_frame_arrives_conserves_its_cells():
+    """EXPERT's bottleneck holds its cells as runs (docs/benchmark.md,
+    2026-12-01). A frame refused at its first cell drops its later cells
+    as each arrives; until then they are its adapter's link's. This run
+    ends while such a 192-cell frame is still arriving. Its drops used to
+    be settled all at the first cell, so the run failed the end-of-run
+    cell-conservation check (one of the two runs of `atmlab reproduce
+    expert` that failed so)."""
+    r = atmlab.run(
+        "expert/expert",
+        replication=4,
+        overrides=["params.mtu=9180", "params.buffer=906", "params.b=4", "simulation.duration=40 s"],
+    )
+    assert r.duration_s == 40
+    assert r.cell_hops > 0
