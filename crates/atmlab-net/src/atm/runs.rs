@@ -256,17 +256,10 @@ impl VcRuns {
         self.runs.range(split.run..self.judged).map(move |run| (run, std::mem::take(&mut from)))
     }
 
-    /// Its admitted unsent cells from the `skip`-th on, by run: (run, first
-    /// cell in it).
-    fn unsent_after(&self, skip: u64) -> impl Iterator<Item = (&ArrivalRun, u64)> {
-        let mut skip = skip + self.taken;
-        self.runs.iter().take(self.judged).filter_map(move |run| {
-            if skip >= run.count {
-                skip -= run.count;
-                return None;
-            }
-            Some((run, std::mem::take(&mut skip)))
-        })
+    /// Its admitted unsent cells, by run: (run, first cell in it).
+    fn unsent(&self) -> impl Iterator<Item = (&ArrivalRun, u64)> {
+        let mut from = self.taken;
+        self.runs.iter().take(self.judged).map(move |run| (run, std::mem::take(&mut from)))
     }
 
     /// The arrival of its first admitted unsent cell.
@@ -324,7 +317,7 @@ impl VcRuns {
     /// The sum of the arrival times (ps) of its cells present at `t`.
     fn sum_of_present(&self, t: SimTime) -> u128 {
         let mut left = self.present(t);
-        self.unsent_after(0)
+        self.unsent()
             .map_while(|(run, from)| {
                 let k = left.min(run.count - from);
                 left -= k;

@@ -594,6 +594,20 @@ proptest! {
     }
 }
 
+/// PPD (for even `at`) or EPD with its threshold `at % 8` cells below a
+/// buffer of `limit` ("greater than" if `strict`): the policies that cut
+/// frames or refuse them, keeping a frame's end (PPD) or a refused frame's
+/// end (EPD) if `keep`.
+fn ppd_or_epd(limit: u64, at: u32, strict: bool, keep: bool) -> DropPolicy {
+    use crate::atm::{Epd, Ppd};
+    let threshold = (limit as u32).saturating_sub(at % 8).max(1);
+    if at % 2 == 0 {
+        DropPolicy::Ppd(Ppd { keep_end_of_frame: keep })
+    } else {
+        DropPolicy::Epd(Epd { threshold, strict, keep_end_of_frame: true, keep_end_of_refused_frame: keep })
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
 
@@ -608,14 +622,8 @@ proptest! {
         // Where promises of room are revoked (frames admitted whole into a
         // buffer about a frame's size, cells of several VCs at one
         // instant), and the frames' cells that had yet to arrive dropped.
-        use crate::atm::{Epd, Ppd};
         let (limit, at, flag) = buffer;
-        let threshold = (limit as u32).saturating_sub(at % 8).max(1);
-        let policy = if at % 2 == 0 {
-            DropPolicy::Ppd(Ppd { keep_end_of_frame: true })
-        } else {
-            DropPolicy::Epd(Epd { threshold, strict: flag, keep_end_of_frame: true, keep_end_of_refused_frame: true })
-        };
+        let policy = ppd_or_epd(limit, at, flag, true);
         let sources: Vec<Source> = runs
             .into_iter()
             .zip(frames)
@@ -666,14 +674,8 @@ proptest! {
         // drops them: reported at the judging of the first, those still on
         // the link were settled twice over (two of EXPERT's 2,050 runs
         // that ended while such a frame arrived failed that check).
-        use crate::atm::{Epd, Ppd};
         let (limit, at, flag) = buffer;
-        let threshold = (limit as u32).saturating_sub(at % 8).max(1);
-        let policy = if at % 2 == 0 {
-            DropPolicy::Ppd(Ppd { keep_end_of_frame: flag })
-        } else {
-            DropPolicy::Epd(Epd { threshold, strict: flag, keep_end_of_frame: true, keep_end_of_refused_frame: flag })
-        };
+        let policy = ppd_or_epd(limit, at, flag, flag);
         let sources: Vec<Source> =
             runs.into_iter().map(|runs| Source { rate: link, epoch: 0, transit: 0, runs, frames: true }).collect();
         let mut rr = loaded(grid(rate), &sources, (limit, policy));
