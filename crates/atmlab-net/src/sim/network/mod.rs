@@ -298,7 +298,11 @@ impl Simulation {
     /// `t`, or at `t` too if `inclusive` (for a reader that comes after slot
     /// events at `t`): the port is then as it would be at `t` with an event
     /// per slot (`atm/port.rs`, "Slots run late").
-    #[inline]
+    ///
+    /// Always inlined: with the held port's branch added (cc79eff) LLVM
+    /// stopped inlining it, and its calls cost 97-0177's SAT+SAT 3.8 % more
+    /// instructions (`docs/benchmark.md`, session of 2026-12-02).
+    #[inline(always)]
     pub(super) fn run_slots(&mut self, p: PortId, t: SimTime, inclusive: bool) {
         if self.net.ports[p.idx()].holds_runs() {
             self.run_held(p, t, inclusive);
