@@ -486,7 +486,12 @@ impl Simulation {
     /// the hop ends; the port is pipelined (no slots to run) and drops by
     /// tail drop alone; its link loses nothing. A cell source's cell takes
     /// the general way onto the link (its sink only counts it).
-    #[inline]
+    ///
+    /// Always inlined: called from a held port's departures too (cc79eff),
+    /// LLVM made it a call from `put_on_link`, 4-5 % more instructions in
+    /// the 97-0424 and N-source runs (`docs/benchmark.md`, session of
+    /// 2026-12-02).
+    #[inline(always)]
     fn pass_into_host(&mut self, hop: NextHop, at: SimTime, cell: Cell) {
         let NextHop::Port { port: q, label, vc } = hop else { unreachable!("a switch hop leads to a port") };
         let cell = cell.relabelled(label, vc);
