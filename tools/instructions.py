@@ -35,6 +35,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "pgo"))
+from atmlab_backend import profile_flag  # noqa: E402
 
 # name: (bundled scenario, simulated duration); the set of docs/benchmark.md.
 CASES = {
@@ -60,8 +62,13 @@ def build(tree: Path, target: Path, pgo: bool) -> Path:
     """The example runner of the core in `tree`, built into `target`."""
     env = dict(os.environ, CARGO_TARGET_DIR=str(target))
     if pgo:
-        profile = tree / "pgo" / "llvm22.profdata"
-        env["RUSTFLAGS"] = f"-Cprofile-use={profile} -Cllvm-args=-no-pgo-warn-mismatch"
+        # The flag the build backend adds, for the tree's own profile.
+        env.pop("RUSTFLAGS", None)
+        env.pop("ATMLAB_PGO", None)
+        flag = profile_flag(env, run(["rustc", "-vV"], cwd=tree).stdout, tree / "pgo")
+        if flag is None:
+            sys.exit(f"tools/instructions.py: {tree}/pgo has no profile for this rustc's LLVM")
+        env["RUSTFLAGS"] = flag
     print(f"building the runner of {tree} ...", file=sys.stderr)
     run(["cargo", "build", "--release", "-p", "atmlab-scenario", "--example", "run"], cwd=tree, env=env)
     binary = target / "release" / "examples" / "run"

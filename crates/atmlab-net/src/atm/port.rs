@@ -1125,8 +1125,8 @@ impl Port {
     /// (pipelined, tail drop alone), in fewer steps: the same state, and
     /// `Some` arrival at the far end for [`Offer::Departs`], `None` for a
     /// drop for overflow. For a hop through a switch into a host
-    /// (`sim/network/mod.rs`, `pass_into_host`). Always inlined there, as
-    /// that is (`docs/benchmark.md`, session of 2026-12-02).
+    /// (`sim/network/mod.rs`, `pass_into_host`). Always inlined, as
+    /// `pass_into_host` is (`docs/benchmark.md`, session of 2026-12-02).
     #[inline(always)]
     pub fn offer_pipelined(&mut self, now: SimTime, cell: Cell) -> Option<SimTime> {
         debug_assert!(self.takes_frames());
