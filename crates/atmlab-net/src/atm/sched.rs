@@ -245,6 +245,22 @@ impl SchedulerKind {
             SchedulerKind::RoundRobin(_) => "round_robin",
         }
     }
+
+    /// Whether queue `q`, when no queue before it ever holds a cell, is
+    /// served in every slot in which it holds one, and whether the
+    /// scheduler's state is then the same whether it held one or not: its
+    /// cells leave as from a FIFO of their own, whatever the other queues
+    /// hold (the port passes them through at their arrival,
+    /// `Port::pass_top_through`). Strict priority: yes. Guaranteed rate:
+    /// only at GR 0 (no credit ever builds) and for a queue other than the
+    /// guaranteed one, which GR 0 serves last. Per-VC round robin: no.
+    pub fn serves_first(&self, q: usize) -> bool {
+        match self {
+            SchedulerKind::StrictPriority(_) => true,
+            SchedulerKind::GuaranteedRate(g) => g.num == 0 && g.queue != q,
+            SchedulerKind::RoundRobin(_) => false,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -478,5 +494,69 @@ mod tests {
         for window in sent.windows(20) {
             assert!(window.iter().filter(|&&x| x == UBR).count() >= 2);
         }
+    }
+
+    /// Serves `slots` slots of VBR (queue 1) and UBR (queue 3), `vbr[i]` and
+    /// `ubr[i]` cells arriving before slot `i`, by `s` over both queues and by
+    /// `apart` over UBR alone, a VBR cell kept out of its queues and given the
+    /// first slot after the one before it: whether each slot goes to the same
+    /// class and queue both ways.
+    fn same_as_passed_through(mut s: SchedulerKind, vbr: &[u8], ubr: &[u8]) -> bool {
+        let mut apart = s.clone();
+        let cell = Cell::new(VcLabel::new(0, 32), PduId::NONE, Pti::DATA_EOF, false, 0);
+        let (mut q, mut p) = (queues(0, 0), queues(0, 0));
+        let mut reserved = 0usize;
+        for (&v, &u) in vbr.iter().zip(ubr) {
+            q[VBR].extend(std::iter::repeat_n(cell, usize::from(v)));
+            q[UBR].extend(std::iter::repeat_n(cell, usize::from(u)));
+            p[UBR].extend(std::iter::repeat_n(cell, usize::from(u)));
+            reserved += usize::from(v);
+            let want = s.select(&q);
+            if let Some(i) = want {
+                q[i].pop_front();
+            }
+            let got = if reserved > 0 {
+                reserved -= 1;
+                Some(VBR)
+            } else {
+                apart.select(&p)
+            };
+            if let Some(i) = got.filter(|&i| i != VBR) {
+                p[i].pop_front();
+            }
+            if want != got {
+                return false;
+            }
+        }
+        true
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_a_first_served_queue_leaves_as_if_passed_through(
+            slots in proptest::collection::vec((0u8..3, 0u8..3), 1..300),
+        ) {
+            let (vbr, ubr): (Vec<u8>, Vec<u8>) = slots.into_iter().unzip();
+            for s in [
+                SchedulerKind::StrictPriority(StrictPriority),
+                SchedulerKind::GuaranteedRate(GuaranteedRate::new(0, 1, UBR)),
+            ] {
+                proptest::prop_assert!(s.serves_first(VBR));
+                proptest::prop_assert!(same_as_passed_through(s, &vbr, &ubr));
+            }
+        }
+    }
+
+    #[test]
+    fn test_a_queue_served_first_only_where_nothing_else_can_take_its_slot() {
+        // GR > 0 gives UBR slots while VBR waits, and GR 0 serves the
+        // guaranteed queue last: neither passes through, and the check
+        // above tells them apart.
+        let gr = SchedulerKind::GuaranteedRate(GuaranteedRate::new(1, 10, UBR));
+        assert!(!gr.serves_first(VBR));
+        assert!(!same_as_passed_through(gr, &[2; 50], &[1; 50]));
+        assert!(!SchedulerKind::GuaranteedRate(GuaranteedRate::new(0, 1, VBR)).serves_first(VBR));
+        let rr = SchedulerKind::RoundRobin(Box::new(RoundRobin::new(vec![1, 1, 3])));
+        assert!(!rr.serves_first(0));
     }
 }
