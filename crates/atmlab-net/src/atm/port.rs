@@ -59,6 +59,23 @@
 //! give an event only to frame ends and RM cells), the wake-up waits for
 //! the soonest such cell instead of the next slot's
 //! ([`Port::set_frame_reach`]): on a short link too.
+//!
+//! ## The top category passed through
+//!
+//! A lazy slotted port whose first category by priority has one VC, a
+//! queue of its own that the scheduler serves whenever it holds a cell
+//! (strict priority, or GR 0: [`SchedulerKind::serves_first`]) and a
+//! lossless link sends that category's cells as a FIFO of their own would,
+//! whatever the other categories hold: each in the first slot at or after
+//! its arrival that the one before it left free. So the port takes such a
+//! cell as a pipelined port would: it goes on the link at once, holding
+//! ("reserving") its slot, which the other categories skip; it counts as
+//! queued, in every count and time average, until that slot runs
+//! ([`Port::send_slot`]). In the 97-0177 satellite runs, where VBR video
+//! shares the bottleneck with ABR by strict priority, a VBR cell costs no
+//! queue entry, no scheduler choice and no slot of its own
+//! ([`Port::pass_top_through`], set by `Simulation::plan` with elision on
+//! and no capture).
 
 use super::category::ServiceCategory;
 use super::cell::{CELL_SIZE, Carries, Cell, VcLabel};
@@ -290,6 +307,9 @@ enum Discard {
     Partial,
 }
 
+/// [`Port::top`] of a port that passes no category through.
+const NO_TOP: u8 = u8::MAX;
+
 /// [`PortVc::upc`] of a VC that is not policed.
 pub const NO_UPC: u32 = u32::MAX;
 
@@ -497,6 +517,17 @@ pub struct Port {
     /// Frame wake: how long after it reaches the far end of this port's
     /// link a cell can at the soonest be seen (the next hop's transit).
     beyond: Duration,
+    /// The category whose cells pass through at their arrival
+    /// ([`pass_top_through`](Port::pass_top_through)), [`NO_TOP`] if none.
+    top: u8,
+    /// The top category's one VC.
+    top_vc: u16,
+    /// Cells of the top category on the link whose slots have not run yet:
+    /// they hold the slots from `res_head` to `res_tail` (excluded), one
+    /// after the other.
+    reserved: u32,
+    res_head: SlotPos,
+    res_tail: SlotPos,
     // --- the rest ---
     /// `owner->peer`.
     pub name: String,
@@ -568,6 +599,11 @@ impl Port {
             wake_at: SimTime::MAX,
             before_mark: Vec::new(),
             beyond: Duration::ZERO,
+            top: NO_TOP,
+            top_vc: 0,
+            reserved: 0,
+            res_head: SlotPos::default(),
+            res_tail: SlotPos::default(),
             tail_drop: false,
             judged_at_first: false,
             last_tx: SimTime::MAX,
@@ -708,7 +744,8 @@ impl Port {
     pub fn in_flight(&self) -> usize {
         let on_link = self.channel.len() + self.handed_cells as usize;
         match self.mode {
-            PortMode::Slotted => on_link,
+            // Passed-through cells whose slots have not run are queued.
+            PortMode::Slotted => on_link - self.reserved as usize,
             PortMode::Pipelined => on_link - self.queued as usize,
         }
     }
@@ -919,6 +956,11 @@ impl Port {
                             self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
                         } else {
                             self.stats.occupancy.set(now, u64::from(self.queued));
+                        }
+                        if c == usize::from(self.top) {
+                            // Counted as queued until its slot runs
+                            // (`pass_reserved`), it goes on the link now.
+                            return self.reserve(now, cell);
                         }
                         if self.per_vc_queues && vc.occupancy == 1 {
                             // A VC's queue is its cells here: it just filled.
@@ -1186,6 +1228,10 @@ impl Port {
 
         let arrival = now.saturating_add(self.cell_time).saturating_add(self.delay);
         self.grid.advance(&mut self.tail);
+        // (No passed-through cell holds a later slot: one that arrived
+        // before this slot holds the first free one at or after its
+        // arrival, and one that arrives later finds this slot run.)
+        debug_assert!(self.reserved == 0, "a slot sends only with no reserved slot after it");
         let next_slot = if self.queued > 0 {
             Some(self.grid.boundary(&self.tail))
         } else {
@@ -1218,13 +1264,142 @@ impl Port {
     /// before `t` (or at `t`, if `inclusive`): the caller runs it with
     /// [`transmit`](Self::transmit) before it looks at or changes the port
     /// at `t`.
+    ///
+    /// With a top category passed through, that is the next slot either
+    /// the port sends in or a passed cell holds: [`send_slot`](Self::send_slot)
+    /// runs it.
     #[inline]
     pub fn slot_due(&self, t: SimTime, inclusive: bool) -> Option<SimTime> {
-        if !(self.lazy && self.busy) {
+        let next = if self.lazy && self.busy {
+            &self.tail
+        } else if self.reserved != 0 {
+            &self.res_head
+        } else {
+            return None;
+        };
+        let s = self.grid.boundary(next);
+        (s < t || (inclusive && s == t)).then_some(s)
+    }
+
+    /// Runs the slot [`slot_due`](Self::slot_due) gave, starting at `now`:
+    /// the cell the port sends in it ([`transmit`](Self::transmit)), or
+    /// `None` for a slot a passed-through cell holds, already on the link
+    /// (the slot's counts are brought up: `pass_reserved`).
+    #[inline(always)]
+    pub fn send_slot(&mut self, now: SimTime) -> Option<Transmission> {
+        if self.reserved != 0 {
+            // The port's next slot is the first reserved one (a cell that
+            // reserved a later one would have found this slot run).
+            debug_assert!(!self.busy || self.res_head.slot() == self.tail.slot());
+            self.pass_reserved(now);
             return None;
         }
-        let s = self.grid.boundary(&self.tail);
-        (s < t || (inclusive && s == t)).then_some(s)
+        Some(self.transmit(now))
+    }
+
+    /// Makes the port pass the cells of its top category through at their
+    /// arrival, where that is exact, and says whether it does. Call on a
+    /// port that runs its slots late ([`set_lazy`](Self::set_lazy)), after
+    /// its link's loss model is set, when nothing writes what crosses the
+    /// link (a capture) and the run elides events.
+    ///
+    /// The top category is the first of the port's categories by priority.
+    /// It passes through when it has one queue (one VC, queues per
+    /// category) that the scheduler serves in every slot it holds a cell,
+    /// its state the same either way ([`SchedulerKind::serves_first`]:
+    /// strict priority, or GR 0), on a lossless link: its cells then leave
+    /// as from a FIFO of their own, whatever the other categories hold, each
+    /// in the first slot at or after its arrival that the one before it
+    /// left free. When such a cell is accepted the port has run every slot
+    /// before its arrival, so the slots from there to its own are those of
+    /// the top cells ahead of it, already on the link: it goes on the link
+    /// at once (the link stays in order) and reserves its slot, which the
+    /// other categories skip (`send_slot`). It counts as queued, in every
+    /// count and integral, until that slot runs, as an event per slot has
+    /// it; only the queue's storage, the scheduler's choice and the slot's
+    /// work for it are saved. With event elision off (the reference) no
+    /// port passes cells through; `sim/tests.rs` compares the two.
+    pub fn pass_top_through(&mut self) -> bool {
+        if self.mode != PortMode::Slotted
+            || !self.lazy
+            || self.holds_runs
+            || self.queueing != Queueing::PerCategory
+            || !self.per_category
+            || !self.is_lossless()
+        {
+            return false;
+        }
+        let top = self.categories.trailing_zeros() as usize;
+        let mut vcs = self.vcs.iter().enumerate().filter(|(_, v)| v.category.index() == top);
+        let (Some((vc, _)), None) = (vcs.next(), vcs.next()) else { return false };
+        if !self.scheduler.serves_first(self.queue_of[top] as usize) {
+            return false;
+        }
+        debug_assert!(self.accepted == 0, "set before any traffic");
+        self.top = top as u8;
+        self.top_vc = vc as u16;
+        true
+    }
+
+    /// Whether the port passes a top category through
+    /// ([`pass_top_through`](Self::pass_top_through)).
+    pub fn passes_top(&self) -> bool {
+        self.top != NO_TOP
+    }
+
+    /// A cell of the passed-through top category accepted at `now` (and
+    /// counted as queued): reserves the first slot at or after `now` that
+    /// the top cells ahead of it leave free. All slots before `now` have
+    /// run, so the reserved slots not yet run are the ones after the first
+    /// at or after `now`, one after the other.
+    ///
+    /// Out of line, as `pass_reserved` is: inlined into every offer and
+    /// slot, they cost the ports that pass nothing through (the LAN
+    /// dumbbell 2.2 % more instructions instead of 1.4 %,
+    /// `docs/benchmark.md`, session of 2026-12-02, third).
+    #[inline(never)]
+    fn reserve(&mut self, now: SimTime, cell: Cell) -> Offer {
+        if self.reserved == 0 {
+            // A busy port's next slot is the first at or after `now` (it
+            // sends in every slot, and those before `now` have run); an
+            // idle one's is found as an idle port's is.
+            let mut pos = if self.busy { self.tail } else { self.res_tail };
+            self.grid.seek(&mut pos, now);
+            self.res_head = pos;
+            self.res_tail = pos;
+        }
+        debug_assert!(self.grid.boundary(&self.res_head) >= now, "the slots before the offer have run");
+        let start = self.grid.boundary(&self.res_tail);
+        self.grid.advance(&mut self.res_tail);
+        self.reserved += 1;
+        Offer::Departs { arrival: start.saturating_add(self.cell_time).saturating_add(self.delay), cell }
+    }
+
+    /// The slot starting at `now` is a passed-through cell's: what
+    /// [`transmit`](Self::transmit) would count for it, its cell already on
+    /// the link.
+    #[inline(never)]
+    fn pass_reserved(&mut self, now: SimTime) {
+        debug_assert!(self.grid.boundary(&self.res_head) == now);
+        self.grid.advance(&mut self.res_head);
+        self.reserved -= 1;
+        if self.busy {
+            // The other categories' next slot was this one.
+            self.grid.advance(&mut self.tail);
+        }
+        let c = usize::from(self.top);
+        let vc = &mut self.vcs[usize::from(self.top_vc)];
+        let pool = self.pool_of[c] as usize;
+        vc.occupancy -= 1;
+        if vc.occupancy == 0 {
+            self.active_vcs[pool] -= 1;
+        }
+        self.pool_occ[pool] -= 1;
+        self.queued -= 1;
+        self.category_queued[c] -= 1;
+        self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+        self.stats.cells_out += 1;
+        self.last_tx = now;
     }
 
     /// A lazy port's wake-up, if it is busy and none is pending by then:

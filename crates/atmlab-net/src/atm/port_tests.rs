@@ -611,3 +611,108 @@ proptest::proptest! {
         proptest::prop_assert_eq!(counts(&fast), counts(&reference));
     }
 }
+
+proptest::proptest! {
+    /// A port that passes its top category through at arrival
+    /// (`Port::pass_top_through`) puts the same cells on the link in the
+    /// same order at the same times as one that queues them, and every
+    /// verdict, count, queue integral and probe's reading is the same.
+    /// Two UBR VCs and a VBR VC send at random, the VBR in bursts faster
+    /// than the link (its cells then wait for each other), into a buffer
+    /// the two categories share or one of VBR's own, small enough to drop;
+    /// strict priority or GR 0; probes read the port after the slots of
+    /// their instant, as the simulation's do.
+    #[test]
+    fn prop_a_top_category_passed_through_leaves_as_if_queued(
+        buffer in 4u32..200,
+        kind in 0usize..5,
+        own_vbr_pool in proptest::bool::ANY,
+        gr0 in proptest::bool::ANY,
+        cells in proptest::collection::vec((0u64..4_000_000, 0u16..5, 0u32..6, proptest::bool::ANY), 1..400),
+    ) {
+        let policy = five_policies(buffer * 3 / 4, 0.8)[kind];
+        let build = || {
+            let mut p = port(buffer, policy);
+            if own_vbr_pool {
+                p.pool_of[ServiceCategory::Vbr.index()] = 2;
+                p.pool_limit[2] = buffer / 2 + 1;
+            }
+            if gr0 {
+                p.scheduler = SchedulerKind::GuaranteedRate(super::super::GuaranteedRate::new(0, 1, 3));
+            }
+            p.finalize(false);
+            p.set_lazy(true);
+            p
+        };
+        let (mut fast, mut reference) = (build(), build());
+        proptest::prop_assert!(fast.is_lazy());
+        proptest::prop_assert!(fast.pass_top_through());
+        let mut out: [Vec<(SimTime, Cell)>; 2] = [Vec::new(), Vec::new()];
+        let run = |p: &mut Port, t: SimTime, inclusive: bool, out: &mut Vec<(SimTime, Cell)>| {
+            while let Some(s) = p.slot_due(t, inclusive) {
+                if let Some(tx) = p.send_slot(s) {
+                    out.push((tx.arrival, tx.cell));
+                }
+            }
+        };
+        let mut now = SimTime::ZERO;
+        for (gap, vc, ends, probe) in cells {
+            now = now.saturating_add(Duration::from_ps(gap));
+            // Three cells in five are VBR's: about 1.2 times the link's rate.
+            let vc = vc.min(2);
+            let pti = if ends == 0 { Pti::DATA_EOF } else { Pti::DATA };
+            let cell = Cell::new(VcLabel::new(0, 32 + vc), PduId::NONE, pti, false, vc);
+            let mut verdicts = Vec::new();
+            for (i, p) in [&mut fast, &mut reference].into_iter().enumerate() {
+                run(p, now, false, &mut out[i]);
+                verdicts.push(match p.offer(now, cell) {
+                    Offer::Queued { .. } => None,
+                    Offer::Departs { arrival, cell } => {
+                        out[i].push((arrival, cell));
+                        None
+                    }
+                    Offer::Dropped(why) => Some(why),
+                });
+            }
+            proptest::prop_assert_eq!(verdicts[0], verdicts[1], "{:?} at {}", cell, now);
+            if probe {
+                // After the slots of the instant; the next arrival is later.
+                let mut seen = Vec::new();
+                for (i, p) in [&mut fast, &mut reference].into_iter().enumerate() {
+                    run(p, now, true, &mut out[i]);
+                    seen.push((
+                        p.queued_at(now),
+                        p.category_queued_at(ServiceCategory::Vbr, now),
+                        p.category_queued_at(ServiceCategory::Ubr, now),
+                        p.sent_by(now),
+                    ));
+                }
+                proptest::prop_assert_eq!(seen[0], seen[1], "at {}", now);
+                now = now.saturating_add(Duration::from_ps(1));
+            }
+        }
+        let end = now.saturating_add(Duration::from_us(30));
+        for (i, p) in [&mut fast, &mut reference].into_iter().enumerate() {
+            run(p, end, false, &mut out[i]);
+        }
+        // The passed cells whose slots start at or after the end are on the
+        // link already, still counted as queued.
+        let (sent, passed) = out[0].split_at(out[1].len());
+        proptest::prop_assert_eq!(sent, &out[1][..]);
+        proptest::prop_assert_eq!(passed.len(), fast.reserved as usize);
+        proptest::prop_assert!(passed.iter().all(|(_, c)| c.vc() == 2));
+        let counts = |p: &Port| {
+            (
+                (p.stats.cells_in, p.stats.cells_out, p.dropped(), p.accepted, p.queued(), p.max_queue()),
+                p.mean_queue(end).to_bits(),
+                [ServiceCategory::Vbr, ServiceCategory::Ubr].map(|c| {
+                    let (max, mean) = p.category_queue(c, end);
+                    (max, mean.to_bits())
+                }),
+                (p.pool_occ, p.active_vcs),
+                p.vcs.iter().map(|v| (v.dropped, v.occupancy, v.frame_start, v.discard)).collect::<Vec<_>>(),
+            )
+        };
+        proptest::prop_assert_eq!(counts(&fast), counts(&reference));
+    }
+}

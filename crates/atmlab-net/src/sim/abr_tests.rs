@@ -490,6 +490,10 @@ fn test_abr_sources_sending_ahead_give_the_reference_run() {
     // The bottleneck (slotted, two categories) and the way back (pipelined)
     // pull the cells of their host links (`sim/network/pull.rs`).
     assert_eq!(pulling, ["sw0->sw1", "sw1->sw0"]);
+    // The bottleneck, VBR over ABR by strict priority, passes its VBR
+    // cells through at their arrival (`Port::pass_top_through`).
+    let passing: Vec<_> = sim.ports().iter().filter(|p| p.passes_top()).map(|p| p.name.clone()).collect();
+    assert_eq!(passing, ["sw0->sw1"]);
     let step = Duration::from_us(7_300);
     let mut t = SimTime::ZERO;
     while t < sim.end() {

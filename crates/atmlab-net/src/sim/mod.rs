@@ -380,6 +380,15 @@ impl Simulation {
             }
             port.note_later_short();
         }
+        // A port whose first category by priority leaves as from a FIFO of
+        // its own passes that category's cells through at their arrival
+        // (`Port::pass_top_through`). Not with a capture, which writes each
+        // cell when it crosses a link.
+        if elide && b.capture.is_none() {
+            for port in &mut b.ports {
+                port.pass_top_through();
+            }
+        }
     }
 
     /// Advances to `until` as [`advance`](Self::advance) does and reports

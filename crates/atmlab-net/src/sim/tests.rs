@@ -413,6 +413,65 @@ fn test_slotted_ports_running_their_slots_late_give_the_reference_run() {
 }
 
 #[test]
+fn test_a_top_category_passed_through_gives_the_reference_run() {
+    // The bottleneck with strict priority or GR 0 passes its VBR cells
+    // through at their arrival (`Port::pass_top_through`): each goes on the
+    // link at once, holding its slot, and counts as queued until the slot
+    // runs. On a lossless link, with every slot grid at t = 0 (the VBR
+    // source sends at the links' rate, so its cells reach the bottleneck at
+    // the very instants its slots start) and probes of its queues and
+    // utilization at those instants, every number must be the reference's:
+    // drops of UBR behind VBR bursts, queues, the UBR and VBR queues'
+    // integrals and largest values, utilization.
+    use crate::atm::{DropPolicy, SelectiveDrop};
+    let rate = BitRate::from_bps(160_000_000).unwrap();
+    let cells = |n: u64| Duration::from_ps(2_650_000 * n);
+    let sd = DropPolicy::SelectiveDrop(SelectiveDrop { threshold: 900, z: 0.8, keep_end_of_frame: true });
+    // Aligned grids, or the default random phases, under which VBR cells
+    // wait for their slots.
+    let probed = |aligned: bool| {
+        move |b: &mut NetworkBuilder| {
+            if aligned {
+                b.set_slot_phase(SlotPhase::Aligned);
+            }
+            let (sw1, sw2) = (NodeRef::Switch(crate::ids::SwitchId(0)), NodeRef::Switch(crate::ids::SwitchId(1)));
+            let q = b.port_toward(sw1, sw2).unwrap();
+            let kinds = [ProbeKind::Queue, ProbeKind::VbrQueue, ProbeKind::Drops, ProbeKind::Utilization];
+            for kind in kinds {
+                let target = ProbeTarget::Port(q, kind.of_port().unwrap());
+                b.add_probe(ProbeSpec { name: kind.name().into(), target, interval: cells(1000) });
+            }
+        }
+    };
+    let cases = [
+        (None, DropPolicy::default(), 1000, true),
+        (Some((0, 1)), sd, 1000, true),
+        (None, sd, 100, false),
+        (Some((0, 1)), DropPolicy::default(), 3, false),
+        (None, DropPolicy::default(), 1000, false),
+    ];
+    for (gr, policy, links, aligned) in cases {
+        let run = |elide| with_vbr_on(gr, Duration::from_ms(30), 1, elide, policy, rate, cells(links), probed(aligned));
+        let fast = run(true);
+        let passing: Vec<_> = fast.ports().iter().filter(|p| p.passes_top()).map(|p| p.name.clone()).collect();
+        assert!(passing.iter().any(|p| p == "sw1->sw2"), "the bottleneck passes VBR through: {passing:?}");
+        let mut a = fast.run().unwrap();
+        let mut b = run(false).run().unwrap();
+        a.events = 0;
+        b.events = 0;
+        assert_eq!(a, b, "{gr:?} {links}");
+        let bottleneck = a.ports.iter().find(|p| p.name == "sw1->sw2").unwrap();
+        assert!(bottleneck.categories["ubr"].dropped > 0, "UBR overflows behind VBR bursts");
+        let vbr = bottleneck.categories["vbr"];
+        assert!(vbr.max_queue >= 1 && (aligned || vbr.mean_queue > 0.0), "VBR cells wait for their slots: {vbr:?}");
+        assert!(a.series[3].values.iter().any(|u| *u > 0.9), "the bottleneck is busy");
+    }
+    // GR 0.1 gives UBR slots while VBR waits: VBR is not passed through.
+    let gr = with_vbr_on(Some((1, 10)), Duration::from_ms(30), 1, true, sd, rate, cells(1000), probed(true));
+    assert!(gr.ports().iter().all(|p| !p.passes_top()));
+}
+
+#[test]
 fn test_clock_tolerance_gives_each_link_its_own_rate() {
     let tcp = TcpConfig::classic();
     let run = |ppm: Option<f64>, elide: bool| {

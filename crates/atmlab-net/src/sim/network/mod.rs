@@ -309,8 +309,11 @@ impl Simulation {
             return;
         }
         while let Some(s) = self.net.ports[p.idx()].slot_due(t, inclusive) {
-            let tx = self.net.ports[p.idx()].transmit(s);
-            self.put_on_link(p, tx.arrival, tx.cell);
+            // (A slot a cell passed through at its arrival holds sends
+            // nothing: that cell is on the link.)
+            if let Some(tx) = self.net.ports[p.idx()].send_slot(s) {
+                self.put_on_link(p, tx.arrival, tx.cell);
+            }
         }
     }
 
