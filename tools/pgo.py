@@ -9,8 +9,8 @@ into a scratch virtualenv and target folder; in it, every study's quick
 reproduction in one process (``atmlab reproduce all --quick -j 1``: the
 profile is written when the process exits, which worker processes do not
 do normally); the counts merged by ``llvm-profdata`` of the LLVM major
-version of ``rustc -vV`` (Debian: ``apt install llvm-<N>``; rustup: the
-``llvm-tools`` component). Run it again after changing the core: a profile
+version of ``rustc -vV`` (rustup's ``llvm-tools`` component, found in
+rustc's sysroot; or Debian's ``apt install llvm-<N>``). Run it again after changing the core: a profile
 older than the code still builds and runs the same results, but the
 functions that changed are no longer optimised by it.
 """
@@ -33,7 +33,12 @@ from atmlab_backend import llvm_major  # noqa: E402
 
 def find_profdata(major: int, given: str | None) -> str:
     """An ``llvm-profdata`` of LLVM ``major``, or exit saying how to get one."""
+    # rustup's llvm-tools component puts rustc's own LLVM tools in the
+    # sysroot: the surest match, tried first.
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
+    host = subprocess.run(["rustc", "--print", "host-tuple"], capture_output=True, text=True).stdout.strip()
     candidates = [given] if given else [
+        f"{sysroot}/lib/rustlib/{host}/bin/llvm-profdata",
         f"llvm-profdata-{major}",
         f"/usr/lib/llvm-{major}/bin/llvm-profdata",
         "llvm-profdata",
@@ -49,7 +54,8 @@ def find_profdata(major: int, given: str | None) -> str:
             sys.exit(f"tools/pgo.py: {given} is not LLVM {major}'s llvm-profdata (rustc's LLVM): {out.strip()}")
     sys.exit(
         f"tools/pgo.py: no llvm-profdata of LLVM {major} (rustc's) found; install it "
-        f"(Debian: apt install llvm-{major}) or name it with --profdata"
+        f"(rustup component add llvm-tools, or Debian: apt install llvm-{major}) "
+        f"or name it with --profdata"
     )
 
 
