@@ -7,17 +7,21 @@ clock does not (``docs/benchmark.md``, session of 2026-12-02).
     python tools/instructions.py --vs 742665d             # and a commit
     python tools/instructions.py --vs HEAD~2 --functions 12 --cases lan2 grwan5
 
-Each build is the example runner (``crates/atmlab-scenario/examples/run.rs``,
-release, without the profile unless ``--pgo``); a commit is built in a git
-worktree under the scratch folder, all builds sharing one target folder so
-that only the workspace's crates are compiled again. Each case is a bundled
-scenario with a short duration, written as JSON by this package
-(``atmlab.load(...).to_json()``): a commit whose schema differs may refuse
-it. Callgrind (valgrind) counts the instructions inside
-``Simulation::advance_events``, so the set-up (the video's FGN sequences,
-say) is left out. ``--functions N`` prints, per case, the N functions whose
-own instructions changed most between the two builds: the way to see that
-LLVM stopped inlining something.
+Each build is the Python extension as ``pip install`` builds it (release,
+``crates/atmlab-py`` with ``extension-module``, and with ``--pgo`` the
+tree's own profile, as ``pgo/atmlab_backend.py`` adds it), run from a copy
+of the working tree's Python package; a commit is built in a git worktree
+under the scratch folder, all builds sharing one target folder. (Not the
+example runner: an example builds with the dev-dependencies, whose
+features change the crates' hashes and so every symbol's name, and a
+profile trained on the extension then matches none of its functions.)
+Each case is a bundled scenario with a short duration, written as JSON by
+this package (``atmlab.load(...).to_json()``): a commit whose schema
+differs may refuse it. Callgrind (valgrind) counts the instructions
+inside ``Simulation::advance_events``, so the set-up (the video's FGN
+sequences, say) is left out. ``--functions N`` prints, per case, the N
+functions whose own instructions changed most between the two builds:
+the way to see that LLVM stopped inlining something.
 
 valgrind is a tool here, not a dependency (Debian: ``apt install valgrind``).
 """
@@ -58,23 +62,25 @@ def run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def build(tree: Path, target: Path, pgo: bool) -> Path:
-    """The example runner of the core in `tree`, built into `target`."""
+def build(tree: Path, target: Path, pgo: bool, scratch: Path) -> Path:
+    """A copy of this tree's Python package with the extension of the core
+    in `tree`, built into `target`: the folder to put on PYTHONPATH."""
     env = dict(os.environ, CARGO_TARGET_DIR=str(target))
+    env.pop("RUSTFLAGS", None)
     if pgo:
         # The flag the build backend adds, for the tree's own profile.
-        env.pop("RUSTFLAGS", None)
         env.pop("ATMLAB_PGO", None)
         flag = profile_flag(env, run(["rustc", "-vV"], cwd=tree).stdout, tree / "pgo")
         if flag is None:
             sys.exit(f"tools/instructions.py: {tree}/pgo has no profile for this rustc's LLVM")
         env["RUSTFLAGS"] = flag
-    print(f"building the runner of {tree} ...", file=sys.stderr)
-    run(["cargo", "build", "--release", "-p", "atmlab-scenario", "--example", "run"], cwd=tree, env=env)
-    binary = target / "release" / "examples" / "run"
-    kept = target / f"run-{tree.name}{'-pgo' if pgo else ''}"
-    shutil.copy2(binary, kept)
-    return kept
+    print(f"building the extension of {tree} ...", file=sys.stderr)
+    run(["cargo", "build", "--release", "-p", "atmlab-py", "--features", "extension-module"], cwd=tree, env=env)
+    package = scratch / f"py-{tree.name}{'-pgo' if pgo else ''}"
+    shutil.rmtree(package, ignore_errors=True)
+    shutil.copytree(ROOT / "python" / "atmlab", package / "atmlab", ignore=shutil.ignore_patterns("_core*.so"))
+    shutil.copy2(target / "release" / "lib_core.so", package / "atmlab" / "_core.abi3.so")
+    return package
 
 
 def worktree(commit: str, scratch: Path) -> Path:
@@ -98,7 +104,11 @@ def scenario_json(case: str, scratch: Path) -> Path:
     return out
 
 
-def callgrind(binary: Path, scenario: Path, out: Path) -> int:
+# Runs one scenario through the extension, as `atmlab bench` does.
+DRIVER = "import sys, atmlab._core as c; c.bench_scenario(open(sys.argv[1]).read(), None)"
+
+
+def callgrind(package: Path, scenario: Path, out: Path) -> int:
     """Instructions inside the event loop for one run of `scenario`."""
     done = run(
         [
@@ -106,9 +116,12 @@ def callgrind(binary: Path, scenario: Path, out: Path) -> int:
             "--tool=callgrind",
             "--toggle-collect=*advance_events*",
             f"--callgrind-out-file={out}",
-            str(binary),
+            sys.executable,
+            "-c",
+            DRIVER,
             str(scenario),
-        ]
+        ],
+        env=dict(os.environ, PYTHONPATH=str(package)),
     )
     m = re.search(r"Collected : (\d+)", done.stderr)
     if m is None:
@@ -147,9 +160,9 @@ def main() -> None:
         sys.exit("tools/instructions.py: valgrind is not installed (Debian: apt install valgrind)")
     args.scratch.mkdir(parents=True, exist_ok=True)
     target = args.scratch / "target"
-    builds = {"tree": build(ROOT, target, args.pgo)}
+    builds = {"tree": build(ROOT, target, args.pgo, args.scratch)}
     if args.vs:
-        builds = {args.vs: build(worktree(args.vs, args.scratch), target, args.pgo), **builds}
+        builds = {args.vs: build(worktree(args.vs, args.scratch), target, args.pgo, args.scratch), **builds}
     names = list(builds)
     print(f"{'case':10s}" + "".join(f"{n:>16s}" for n in names) + ("      change" if args.vs else ""))
     for case in args.cases:
