@@ -73,7 +73,8 @@
 //! queued, in every count and time average, until that slot runs
 //! ([`Port::send_slot`]). In the 97-0177 satellite runs, where VBR video
 //! shares the bottleneck with ABR by strict priority, a VBR cell costs no
-//! queue entry, no scheduler choice and no slot of its own
+//! queue entry and no scheduler choice, its slot only brings the counts up,
+//! and a port that sends only such cells needs no wake-up
 //! ([`Port::pass_top_through`], set by `Simulation::plan` with elision on
 //! and no capture).
 
