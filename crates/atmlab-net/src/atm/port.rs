@@ -523,10 +523,9 @@ pub struct Port {
     top: u8,
     /// The top category's one VC.
     top_vc: u16,
-    /// Cells of the top category on the link whose slots have not run yet:
-    /// they hold the slots from `res_head` to `res_tail` (excluded), one
-    /// after the other.
-    reserved: u32,
+    /// The cells of the top category on the link whose slots have not run
+    /// yet hold the slots from `res_head` to `res_tail` (excluded), one
+    /// after the other ([`reserved`](Port::reserved) counts them).
     res_head: SlotPos,
     res_tail: SlotPos,
     // --- the rest ---
@@ -602,7 +601,6 @@ impl Port {
             beyond: Duration::ZERO,
             top: NO_TOP,
             top_vc: 0,
-            reserved: 0,
             res_head: SlotPos::default(),
             res_tail: SlotPos::default(),
             tail_drop: false,
@@ -746,7 +744,7 @@ impl Port {
         let on_link = self.channel.len() + self.handed_cells as usize;
         match self.mode {
             // Passed-through cells whose slots have not run are queued.
-            PortMode::Slotted => on_link - self.reserved as usize,
+            PortMode::Slotted => on_link - self.reserved() as usize,
             PortMode::Pipelined => on_link - self.queued as usize,
         }
     }
@@ -1206,33 +1204,14 @@ impl Port {
         if self.frame_wake {
             self.mark_sent(q, &cell);
         }
-        let vc = &mut self.vcs[cell.vc() as usize];
-        let c = vc.category.index();
-        let pool = self.pool_of[c] as usize;
-        vc.occupancy -= 1;
-        if vc.occupancy == 0 {
-            self.active_vcs[pool] -= 1;
-            if self.per_vc_queues {
-                self.scheduler.note(q, false);
-            }
-        }
-        self.pool_occ[pool] -= 1;
-        self.queued -= 1;
-        if self.per_category {
-            self.category_queued[c] -= 1;
-            self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
-        } else {
-            self.stats.occupancy.set(now, u64::from(self.queued));
-        }
-        self.stats.cells_out += 1;
-        self.last_tx = now;
+        self.count_departure(now, q, cell.vc());
 
         let arrival = now.saturating_add(self.cell_time).saturating_add(self.delay);
         self.grid.advance(&mut self.tail);
         // (No passed-through cell holds a later slot: one that arrived
         // before this slot holds the first free one at or after its
         // arrival, and one that arrives later finds this slot run.)
-        debug_assert!(self.reserved == 0, "a slot sends only with no reserved slot after it");
+        debug_assert!(self.reserved() == 0, "a slot sends only with no reserved slot after it");
         let next_slot = if self.queued > 0 {
             Some(self.grid.boundary(&self.tail))
         } else {
@@ -1273,7 +1252,7 @@ impl Port {
     pub fn slot_due(&self, t: SimTime, inclusive: bool) -> Option<SimTime> {
         let next = if self.lazy && self.busy {
             &self.tail
-        } else if self.reserved != 0 {
+        } else if self.reserved() != 0 {
             &self.res_head
         } else {
             return None;
@@ -1288,7 +1267,7 @@ impl Port {
     /// (the slot's counts are brought up: `pass_reserved`).
     #[inline(always)]
     pub fn send_slot(&mut self, now: SimTime) -> Option<Transmission> {
-        if self.reserved != 0 {
+        if self.reserved() != 0 {
             // The port's next slot is the first reserved one (a cell that
             // reserved a later one would have found this slot run).
             debug_assert!(!self.busy || self.res_head.slot() == self.tail.slot());
@@ -1360,7 +1339,7 @@ impl Port {
     /// `docs/benchmark.md`, session of 2026-12-02, third).
     #[inline(never)]
     fn reserve(&mut self, now: SimTime, cell: Cell) -> Offer {
-        if self.reserved == 0 {
+        if self.reserved() == 0 {
             // A busy port's next slot is the first at or after `now` (it
             // sends in every slot, and those before `now` have run); an
             // idle one's is found as an idle port's is.
@@ -1372,7 +1351,6 @@ impl Port {
         debug_assert!(self.grid.boundary(&self.res_head) >= now, "the slots before the offer have run");
         let start = self.grid.boundary(&self.res_tail);
         self.grid.advance(&mut self.res_tail);
-        self.reserved += 1;
         Offer::Departs { arrival: start.saturating_add(self.cell_time).saturating_add(self.delay), cell }
     }
 
@@ -1383,24 +1361,46 @@ impl Port {
     fn pass_reserved(&mut self, now: SimTime) {
         debug_assert!(self.grid.boundary(&self.res_head) == now);
         self.grid.advance(&mut self.res_head);
-        self.reserved -= 1;
         if self.busy {
             // The other categories' next slot was this one.
             self.grid.advance(&mut self.tail);
         }
-        let c = usize::from(self.top);
-        let vc = &mut self.vcs[usize::from(self.top_vc)];
+        let q = self.queue_of[usize::from(self.top)] as usize;
+        self.count_departure(now, q, self.top_vc);
+    }
+
+    /// The counts of a cell of `vc`, from queue `q`, that leaves in the
+    /// slot starting at `now`: the one place [`transmit`](Self::transmit)
+    /// and a reserved slot (`pass_reserved`) bring them up.
+    #[inline(always)]
+    fn count_departure(&mut self, now: SimTime, q: usize, vc: u16) {
+        let vc = &mut self.vcs[usize::from(vc)];
+        let c = vc.category.index();
         let pool = self.pool_of[c] as usize;
         vc.occupancy -= 1;
         if vc.occupancy == 0 {
             self.active_vcs[pool] -= 1;
+            if self.per_vc_queues {
+                self.scheduler.note(q, false);
+            }
         }
         self.pool_occ[pool] -= 1;
         self.queued -= 1;
-        self.category_queued[c] -= 1;
-        self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+        if self.per_category {
+            self.category_queued[c] -= 1;
+            self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
+        } else {
+            self.stats.occupancy.set(now, u64::from(self.queued));
+        }
         self.stats.cells_out += 1;
         self.last_tx = now;
+    }
+
+    /// Cells of the passed-through top category on the link whose slots
+    /// have not run yet (each counts as queued until its slot runs).
+    #[inline]
+    pub fn reserved(&self) -> u64 {
+        self.res_tail.slot() - self.res_head.slot()
     }
 
     /// A lazy port's wake-up, if it is busy and none is pending by then:

@@ -699,7 +699,7 @@ proptest::proptest! {
         // link already, still counted as queued.
         let (sent, passed) = out[0].split_at(out[1].len());
         proptest::prop_assert_eq!(sent, &out[1][..]);
-        proptest::prop_assert_eq!(passed.len(), fast.reserved as usize);
+        proptest::prop_assert_eq!(passed.len() as u64, fast.reserved());
         proptest::prop_assert!(passed.iter().all(|(_, c)| c.vc() == 2));
         let counts = |p: &Port| {
             (
