@@ -129,6 +129,9 @@ impl SlotClock {
     }
 }
 
+/// How far [`SlotGrid::seek_near`] walks instead of seeking, in slots.
+const NEAR_SLOTS: u64 = 8;
+
 /// The constants of a grid of slots: slot `k` starts at `epoch + ceil(k * P
 /// / R)` ps (see [`SlotClock`]). 64 bytes, one cache line. Two grids are
 /// equal when their slots are (the estimates follow from the constants).
@@ -272,6 +275,34 @@ impl SlotGrid {
         // Smallest k with ceil(k P / R) >= t - epoch, i.e. k P / R > t' - 1.
         *pos = self.at_slot(self.slots_before(t));
         debug_assert!(self.boundary(pos) >= t);
+    }
+
+    /// [`seek`](Self::seek) for a `t` likely a few slots past `pos`: when
+    /// `t` is at most eight whole periods past `pos`'s start, walks there
+    /// slot by slot, at most eight steps, instead of dividing
+    /// (`seek`'s two 64-bit divisions cost more than a few steps); farther,
+    /// it seeks. The same slot as `seek` either way.
+    ///
+    /// Not for every seek: in `seek` itself, for every idle port, the walk
+    /// made EXPERT 3 % slower (`docs/benchmark.md`, session of 2026-12-01,
+    /// "Dropped: a short walk"). It is for cells known to come close
+    /// behind each other: a frame's piece leaving a port that holds runs
+    /// (`Port::offer_piece_into_host`).
+    #[inline(always)]
+    pub fn seek_near(&self, pos: &mut SlotPos, t: SimTime) {
+        let b = self.boundary(pos);
+        if b >= t {
+            return;
+        }
+        // Each step moves at least `q` ps, so a gap of at most
+        // `NEAR_SLOTS * q` is crossed in at most `NEAR_SLOTS` steps.
+        if t.as_ps() - b.as_ps() <= NEAR_SLOTS.saturating_mul(self.q) {
+            while self.boundary(pos) < t {
+                self.advance(pos);
+            }
+        } else {
+            self.seek(pos, t);
+        }
     }
 
     /// Slot `k` (from slot 0, at the epoch), to walk on from with
@@ -597,6 +628,33 @@ mod tests {
             // The clock keeps the remainder over the reduced rate R / g.
             let g = gcd(p, u128::from(rate));
             prop_assert_eq!((c.pos.base, u128::from(c.pos.rem) * g), (base, kp % rate as u128));
+        }
+
+        #[test]
+        fn prop_seek_near_lands_where_seek_does(
+            rate in proptest::prop_oneof![proptest::strategy::Just(149_760_000u64), 1_000u64..10_000_000_000],
+            epoch in 0u64..1_000_000_000,
+            from in 0u64..1_000_000_000_000,
+            // Near (walked) and far (sought), and a time at or before `from`.
+            gap in proptest::prop_oneof![0u64..30_000, 0u64..100_000_000, proptest::strategy::Just(0u64)],
+            back in proptest::bool::ANY,
+            // Or `t` exactly a slot's start, a few slots on (`+ 1`: a
+            // picosecond past it).
+            on_slot in proptest::option::of((0u64..12, 0u64..2)),
+        ) {
+            let grid = SlotGrid::new(BitRate::from_bps(rate).unwrap(), CELL_BITS, SimTime::from_ps(epoch));
+            let mut pos = grid.position(0);
+            grid.seek(&mut pos, SimTime::from_ps(from));
+            let t = match on_slot {
+                Some((n, past)) => grid.start(pos.slot() + n).as_ps() + past,
+                None if back => from.saturating_sub(gap),
+                None => from + gap,
+            };
+            let t = SimTime::from_ps(t);
+            let (mut near, mut far) = (pos, pos);
+            grid.seek_near(&mut near, t);
+            grid.seek(&mut far, t);
+            prop_assert_eq!(near, far);
         }
 
         #[test]

@@ -1017,13 +1017,25 @@ impl Port {
     /// 97-0177 WAN 2.5 % more instructions.
     #[inline(always)]
     fn pipeline_slot(&mut self, now: SimTime) -> SimTime {
+        self.pipeline_slot_from::<false>(now)
+    }
+
+    /// [`pipeline_slot`](Self::pipeline_slot), an idle port's slot found by
+    /// `SlotGrid::seek_near` (`NEAR`: the cell likely comes a few slots
+    /// after the last) or by `seek`.
+    #[inline(always)]
+    fn pipeline_slot_from<const NEAR: bool>(&mut self, now: SimTime) -> SimTime {
         if self.tail.slot() == self.head.slot() {
             // Seek a copy and store it twice: seeking `tail` in place and
             // then copying it to `head` read the three words just stored
             // back as wider loads, a store-forwarding stall per cell into
             // an idle port.
             let mut pos = self.tail;
-            self.grid.seek(&mut pos, now);
+            if NEAR {
+                self.grid.seek_near(&mut pos, now);
+            } else {
+                self.grid.seek(&mut pos, now);
+            }
             self.tail = pos;
             self.head = pos;
         }
@@ -1191,6 +1203,73 @@ impl Port {
             self.stats.dropped_overflow += 1;
             None
         }
+    }
+
+    /// The `count` cells of a piece of a frame on their way into a host,
+    /// the `j`-th (from 0) being `cell(j)` and reaching this port at the
+    /// `j`-th call of `arrival` (in order), taken as
+    /// [`offer_pipelined`](Self::offer_pipelined) then
+    /// [`put_on_link`](Self::put_on_link) take them one by one: the same
+    /// state, the same cells on the link. All are of one VC. Returns how
+    /// many were dropped for overflow, whether the last cell was one of
+    /// them, and the arrival of a cell the host must act on if the link had
+    /// none due before (it needs its event).
+    ///
+    /// A piece's cells come close behind each other (the slots of a port
+    /// holding runs, `step` apart), so where the port is idle at a cell's
+    /// arrival its slot is found by walking from the one after the last
+    /// (`SlotGrid::seek_near`) rather than by dividing; and what
+    /// `offer_pipelined` counts per cell is counted once.
+    #[inline]
+    pub fn offer_piece_into_host(
+        &mut self,
+        count: u64,
+        mut arrival: impl FnMut() -> SimTime,
+        cell: impl Fn(u64) -> Cell,
+    ) -> PieceTaken {
+        debug_assert!(self.takes_frames() && self.to_host && count > 0);
+        let last = cell(count - 1);
+        let v = usize::from(last.vc());
+        let c = self.vcs[v].category.index();
+        let limit = self.pool_limit[self.pool_of[c] as usize];
+        let mut taken = PieceTaken { dropped: 0, last_dropped: false, due: None };
+        for j in 0..count {
+            let now = arrival();
+            let cell = cell(j);
+            if self.pipeline_queued(now) >= limit {
+                taken.dropped += 1;
+                taken.last_dropped = j + 1 == count;
+                continue;
+            }
+            let at = self.pipeline_slot_from::<true>(now);
+            self.channel.push_back((at, cell));
+            if cell.needs_host_event() {
+                if cell.pti().is_rm() {
+                    self.rm_due.push_back(at);
+                }
+                self.due.push_back(at);
+                if self.due.len() == 1 {
+                    taken.due = Some(at);
+                }
+            }
+        }
+        self.stats.cells_in += count;
+        self.stats.per_category[c].cells_in += count;
+        self.accepted += count - taken.dropped;
+        let vc = &mut self.vcs[v];
+        if taken.dropped > 0 {
+            vc.dropped += taken.dropped;
+            self.stats.per_category[c].dropped += taken.dropped;
+            self.stats.dropped_overflow += taken.dropped;
+        }
+        // Each cell sets them as its offer would: the last one's stand
+        // (only the last can end the frame).
+        let eof = last.is_end_of_frame();
+        vc.frame_start = eof;
+        if eof {
+            vc.discard = Discard::No;
+        }
+        taken
     }
 
     /// Sends one cell in the slot that starts `now` (the port's pending slot
@@ -1803,6 +1882,18 @@ impl Port {
     pub fn cell_bytes_per_s(&self) -> f64 {
         self.rate.cells_per_s() * f64::from(CELL_SIZE)
     }
+}
+
+/// What [`Port::offer_piece_into_host`] did with a piece of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PieceTaken {
+    /// Cells dropped for overflow.
+    pub dropped: u64,
+    /// Whether the last cell of the piece was one of them.
+    pub last_dropped: bool,
+    /// The arrival of a cell the host must act on, if the link had none
+    /// due before it (its event is to be scheduled).
+    pub due: Option<SimTime>,
 }
 
 /// One cell put on the link by [`Port::transmit`].

@@ -716,3 +716,82 @@ proptest::proptest! {
         proptest::prop_assert_eq!(counts(&fast), counts(&reference));
     }
 }
+
+proptest::proptest! {
+    /// Pieces of frames leaving an upstream port's slots `step` apart (an
+    /// upstream link as fast as the port, or slower, or faster) into a
+    /// pipelined port into a host with a small buffer: taken at once
+    /// (`offer_piece_into_host`) they leave the port and the link as one
+    /// `offer_pipelined` and `put_on_link` per cell do, drops, the frame
+    /// ends' events and every count alike.
+    #[test]
+    fn prop_a_piece_into_a_host_is_its_cells_offered_one_by_one(
+        buffer in 1u32..12,
+        upstream in proptest::prop_oneof![
+            proptest::strategy::Just(155_520_000u64),
+            proptest::strategy::Just(149_760_000),
+            10_000_000u64..1_000_000_000,
+        ],
+        // Epoch 0 and no transit, at the port's rate: every cell arrives
+        // at the start of one of the port's slots.
+        epoch in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..3_000_000],
+        transit in proptest::prop_oneof![proptest::strategy::Just(0u64), proptest::strategy::Just(3_000_000)],
+        pieces in proptest::collection::vec((0u64..2_000, 1u64..6, 1u64..60, proptest::bool::ANY), 1..30),
+    ) {
+        let grid = SlotGrid::new(BitRate::from_bps(upstream).unwrap(), CELL_BITS, SimTime::from_ps(epoch));
+        let transit = Duration::from_ps(transit);
+        let (mut fast, mut cells) = (pipelined_port(buffer), pipelined_port(buffer));
+        fast.set_to_host(true);
+        cells.set_to_host(true);
+        let mut first = 0;
+        for (n, (gap, step, count, ends)) in pieces.into_iter().enumerate() {
+            first += gap;
+            let vc = (n % 2) as u16;
+            let data = Cell::new(VcLabel::new(0, 1), PduId::NONE, Pti::DATA, false, vc);
+            let last = if ends { data.ending_frame() } else { data };
+            let cell = |j: u64| if j + 1 == count { last } else { data };
+            let mut slot = grid.position(first);
+            let arrival = || {
+                let at = grid.boundary(&slot).saturating_add(transit);
+                for _ in 0..step {
+                    grid.advance(&mut slot);
+                }
+                at
+            };
+            let taken = fast.offer_piece_into_host(count, arrival, cell);
+            let (mut dropped, mut last_dropped, mut due) = (0, false, None);
+            for j in 0..count {
+                let at = grid.start(first + j * step).saturating_add(transit);
+                match cells.offer_pipelined(at, cell(j)) {
+                    Some(arrival) => {
+                        if let Some(t) = cells.put_on_link(arrival, cell(j)) {
+                            due.get_or_insert(t);
+                        }
+                    }
+                    None => {
+                        dropped += 1;
+                        last_dropped = j + 1 == count;
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(taken, PieceTaken { dropped, last_dropped, due });
+            first += (count - 1) * step + 1;
+        }
+        let end = grid.start(first).saturating_add(Duration::from_ms(1));
+        // The same cells on the link, at the same times.
+        while cells.next_arrival().is_some() {
+            proptest::prop_assert_eq!(fast.next_arrival(), cells.next_arrival());
+            proptest::prop_assert_eq!(fast.take_arrival(), cells.take_arrival());
+        }
+        proptest::prop_assert_eq!(fast.next_arrival(), None);
+        for p in [&mut fast, &mut cells] {
+            p.settle(end);
+        }
+        let counts = |p: &mut Port| {
+            let due = std::iter::from_fn(|| p.next_due()).collect::<Vec<_>>();
+            (p.stats.cells_in, p.stats.dropped_overflow, p.stats.per_category, p.accepted, p.queued(), p.max_queue(),
+             p.mean_queue(end).to_bits(), p.vcs.iter().map(|v| (v.dropped, v.frame_start, v.discard)).collect::<Vec<_>>(), due)
+        };
+        proptest::prop_assert_eq!(counts(&mut fast), counts(&mut cells));
+    }
+}

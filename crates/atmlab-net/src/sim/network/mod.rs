@@ -9,7 +9,7 @@ use super::Simulation;
 use super::kernel::{ARRIVAL, Event, SLOT};
 use super::probes::{PortQuantity, Sample};
 use super::settle::Reader;
-use crate::atm::{ArrivalRun, Carries, Cell, NextHop, Offer, Port, Pti, ServiceCategory, VcLabel};
+use crate::atm::{ArrivalRun, Carries, Cell, DepartureRun, NextHop, Offer, Port, Pti, ServiceCategory, VcLabel};
 use crate::ids::PortId;
 use crate::pdu::PduId;
 use atmlab_engine::SimTime;
@@ -356,6 +356,10 @@ impl Simulation {
             let passes = vc.eager && vc.into_host;
             let next = vc.next;
             let mut slot = grid.position(d.first);
+            if passes && d.cell.carries() != Carries::Nothing && self.arrives_in_run(&grid, &slot, d, transit) {
+                self.pass_piece_into_host(next, &grid, slot, d, transit);
+                continue;
+            }
             for j in 0..d.count {
                 let cell = if d.ends_frame && j + 1 == d.count { d.cell.ending_frame() } else { d.cell };
                 let arrival = grid.boundary(&slot).saturating_add(transit);
@@ -374,6 +378,61 @@ impl Simulation {
         lost.clear();
         self.net.held_out = out;
         self.net.held_lost = lost;
+    }
+
+    /// Whether every cell of departure run `d`, whose first slot is `slot`,
+    /// reaches the far end of its link before the end of the run (by a
+    /// bound: slots at most `longest_gap` apart; a run near the end may be
+    /// told no, and takes the way of one cell at a time).
+    #[inline]
+    fn arrives_in_run(
+        &self,
+        grid: &atmlab_engine::SlotGrid,
+        slot: &atmlab_engine::SlotPos,
+        d: &DepartureRun,
+        transit: atmlab_engine::Duration,
+    ) -> bool {
+        let span = (d.count - 1).checked_mul(d.step).and_then(|n| n.checked_mul(grid.longest_gap().as_ps()));
+        let last = span.and_then(|s| grid.boundary(slot).as_ps().checked_add(s)?.checked_add(transit.as_ps()));
+        last.is_some_and(|t| t < self.k.end.as_ps())
+    }
+
+    /// The cells of departure run `d` (its first slot `slot` on the held
+    /// port's `grid`) reach, each `transit` after its slot, a port that
+    /// passes them into a host (`hop`), before the end of the run: what
+    /// `pass_into_host` does for each in turn, the piece at once
+    /// (`Port::offer_piece_into_host`: the host port's slots found without
+    /// a division a cell, its counts once a piece).
+    #[inline(never)]
+    fn pass_piece_into_host(
+        &mut self,
+        hop: NextHop,
+        grid: &atmlab_engine::SlotGrid,
+        mut slot: atmlab_engine::SlotPos,
+        d: &DepartureRun,
+        transit: atmlab_engine::Duration,
+    ) {
+        let NextHop::Port { port: q, label, vc } = hop else { unreachable!("a switch hop leads to a port") };
+        let data = d.cell.relabelled(label, vc);
+        let last = if d.ends_frame { d.cell.ending_frame().relabelled(label, vc) } else { data };
+        let (count, step) = (d.count, d.step);
+        let arrival = || {
+            let at = grid.boundary(&slot).saturating_add(transit);
+            for _ in 0..step {
+                grid.advance(&mut slot);
+            }
+            at
+        };
+        let taken =
+            self.net.ports[q.idx()].offer_piece_into_host(count, arrival, |j| if j + 1 == count { last } else { data });
+        self.k.counts.cell_hops += count;
+        for i in 0..taken.dropped {
+            let cell = if taken.last_dropped && i + 1 == taken.dropped { last } else { data };
+            self.lose_cell(q, cell, drop_reason(crate::atm::DropReason::Overflow));
+        }
+        if let Some(t) = taken.due {
+            self.link_head_due(q, t);
+        }
     }
 
     /// `cell` reaches port `p`, which holds runs, at `at` by link `link`:
