@@ -305,6 +305,27 @@ impl SlotGrid {
         }
     }
 
+    /// Moves `pos` forward by `by.slot()` slots, `by` being
+    /// [`position`](Self::position)`(n)`: what `n` calls of
+    /// [`advance`](Self::advance) give, in a few additions.
+    #[inline(always)]
+    pub fn jump(&self, pos: &mut SlotPos, by: &SlotPos) {
+        // floor((k + n) P / R) = floor(k P / R) + floor(n P / R), plus one
+        // where the two remainders add up to R or more.
+        pos.k += by.k;
+        let rem = pos.rem + by.rem;
+        let carry = u64::from(rem >= self.rate);
+        pos.rem = rem - self.rate * carry;
+        pos.base = pos.base.saturating_add(by.base).saturating_add(carry);
+    }
+
+    /// Whether `other`'s slots are as long as this grid's (their epochs
+    /// may differ).
+    #[inline]
+    pub fn same_period(&self, other: &SlotGrid) -> bool {
+        (self.period_num, self.rate) == (other.period_num, other.rate)
+    }
+
     /// Slot `k` (from slot 0, at the epoch), to walk on from with
     /// [`advance`](Self::advance).
     #[inline]
@@ -655,6 +676,22 @@ mod tests {
             grid.seek_near(&mut near, t);
             grid.seek(&mut far, t);
             prop_assert_eq!(near, far);
+        }
+
+        #[test]
+        fn prop_jump_is_advancing_one_by_one(
+            rate in proptest::prop_oneof![proptest::strategy::Just(149_760_000u64), 1_000u64..10_000_000_000],
+            bits in proptest::prop_oneof![proptest::strategy::Just(CELL_BITS), 1u64..100_000],
+            from in 0u64..1_000_000_000,
+            n in 0u64..40,
+        ) {
+            let grid = SlotGrid::new(BitRate::from_bps(rate).unwrap(), bits, SimTime::ZERO);
+            let (mut jumped, mut walked) = (grid.position(from), grid.position(from));
+            grid.jump(&mut jumped, &grid.position(n));
+            for _ in 0..n {
+                grid.advance(&mut walked);
+            }
+            prop_assert_eq!(jumped, walked);
         }
 
         #[test]

@@ -1215,15 +1215,20 @@ impl Port {
     /// them, and the arrival of a cell the host must act on if the link had
     /// none due before (it needs its event).
     ///
-    /// A piece's cells come close behind each other (the slots of a port
-    /// holding runs, `step` apart), so where the port is idle at a cell's
-    /// arrival its slot is found by walking from the one after the last
-    /// (`SlotGrid::seek_near`) rather than by dividing; and what
-    /// `offer_pipelined` counts per cell is counted once.
+    /// The cells come `step` slots of an `upstream` grid apart (a port
+    /// holding runs), close behind each other, so where the port is idle
+    /// at a cell's arrival its slot is found without dividing: from the one
+    /// after the last, jumped ahead first where the two grids' slots are
+    /// equally long (the cell's slot is then at least `step - 1` after the
+    /// last cell's, if that one left at its arrival: a jump of `step - 2`
+    /// whose slot starts before the arrival is always right), then walked
+    /// (`SlotGrid::seek_near`). And what `offer_pipelined` counts per cell
+    /// is counted once.
     #[inline]
     pub fn offer_piece_into_host(
         &mut self,
         count: u64,
+        (upstream, step): (&SlotGrid, u64),
         mut arrival: impl FnMut() -> SimTime,
         cell: impl Fn(u64) -> Cell,
     ) -> PieceTaken {
@@ -1232,6 +1237,7 @@ impl Port {
         let v = usize::from(last.vc());
         let c = self.vcs[v].category.index();
         let limit = self.pool_limit[self.pool_of[c] as usize];
+        let ahead = (step >= 3 && self.grid.same_period(upstream)).then(|| self.grid.position(step - 2));
         let mut taken = PieceTaken { dropped: 0, last_dropped: false, due: None };
         for j in 0..count {
             let now = arrival();
@@ -1240,6 +1246,18 @@ impl Port {
                 taken.dropped += 1;
                 taken.last_dropped = j + 1 == count;
                 continue;
+            }
+            if let Some(by) = &ahead
+                && self.tail.slot() == self.head.slot()
+            {
+                // Idle: the slot is after any that starts before `now`.
+                let mut guess = self.tail;
+                self.grid.jump(&mut guess, by);
+                if self.grid.boundary(&guess) < now {
+                    self.grid.advance(&mut guess);
+                    self.tail = guess;
+                    self.head = guess;
+                }
             }
             let at = self.pipeline_slot_from::<true>(now);
             self.channel.push_back((at, cell));

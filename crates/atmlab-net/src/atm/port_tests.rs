@@ -758,7 +758,7 @@ proptest::proptest! {
                 }
                 at
             };
-            let taken = fast.offer_piece_into_host(count, arrival, cell);
+            let taken = fast.offer_piece_into_host(count, (&grid, step), arrival, cell);
             let (mut dropped, mut last_dropped, mut due) = (0, false, None);
             for j in 0..count {
                 let at = grid.start(first + j * step).saturating_add(transit);

@@ -416,15 +416,14 @@ impl Simulation {
         let data = d.cell.relabelled(label, vc);
         let last = if d.ends_frame { d.cell.ending_frame().relabelled(label, vc) } else { data };
         let (count, step) = (d.count, d.step);
+        let by = grid.position(step);
         let arrival = || {
             let at = grid.boundary(&slot).saturating_add(transit);
-            for _ in 0..step {
-                grid.advance(&mut slot);
-            }
+            grid.jump(&mut slot, &by);
             at
         };
-        let taken =
-            self.net.ports[q.idx()].offer_piece_into_host(count, arrival, |j| if j + 1 == count { last } else { data });
+        let cell = |j| if j + 1 == count { last } else { data };
+        let taken = self.net.ports[q.idx()].offer_piece_into_host(count, (grid, step), arrival, cell);
         self.k.counts.cell_hops += count;
         for i in 0..taken.dropped {
             let cell = if taken.last_dropped && i + 1 == taken.dropped { last } else { data };
