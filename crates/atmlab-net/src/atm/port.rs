@@ -1301,7 +1301,7 @@ impl Port {
         if self.frame_wake {
             self.mark_sent(q, &cell);
         }
-        self.count_departure(now, q, cell.vc());
+        self.count_departure::<false>(now, q, cell.vc());
 
         let arrival = now.saturating_add(self.cell_time).saturating_add(self.delay);
         self.grid.advance(&mut self.tail);
@@ -1463,27 +1463,32 @@ impl Port {
             self.grid.advance(&mut self.tail);
         }
         let q = self.queue_of[usize::from(self.top)] as usize;
-        self.count_departure(now, q, self.top_vc);
+        self.count_departure::<true>(now, q, self.top_vc);
     }
 
     /// The counts of a cell of `vc`, from queue `q`, that leaves in the
     /// slot starting at `now`: the one place [`transmit`](Self::transmit)
-    /// and a reserved slot (`pass_reserved`) bring them up.
+    /// and a reserved slot (`pass_reserved`, `TOP`) bring them up. A
+    /// passed-through category's port has queues and counts per category
+    /// (`pass_top_through`), so `TOP` needs no test of either: tested, they
+    /// cost 97-0424's WAN 11 M instructions in 5 s (`docs/benchmark.md`,
+    /// session of 2026-12-02, fourth).
     #[inline(always)]
-    fn count_departure(&mut self, now: SimTime, q: usize, vc: u16) {
+    fn count_departure<const TOP: bool>(&mut self, now: SimTime, q: usize, vc: u16) {
+        debug_assert!(!TOP || (self.per_category && !self.per_vc_queues));
         let vc = &mut self.vcs[usize::from(vc)];
         let c = vc.category.index();
         let pool = self.pool_of[c] as usize;
         vc.occupancy -= 1;
         if vc.occupancy == 0 {
             self.active_vcs[pool] -= 1;
-            if self.per_vc_queues {
+            if !TOP && self.per_vc_queues {
                 self.scheduler.note(q, false);
             }
         }
         self.pool_occ[pool] -= 1;
         self.queued -= 1;
-        if self.per_category {
+        if TOP || self.per_category {
             self.category_queued[c] -= 1;
             self.stats.category_occupancy[c].set(now, u64::from(self.category_queued[c]));
         } else {

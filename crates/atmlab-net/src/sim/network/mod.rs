@@ -348,7 +348,9 @@ impl Simulation {
         // What `put_on_link` asks of each cell is asked once a run: the
         // link loses nothing and no capture watches it (`plan`), so a
         // cell that arrives before the end goes through `pass_into_host`
-        // where its VC passes into a host, as `put_on_link` would send it.
+        // where its VC passes into a host, as `put_on_link` would send it:
+        // a run whose cells all arrive before the end (a frame's piece)
+        // at once, `pass_piece_into_host`.
         debug_assert!(self.net.capture.is_none() && self.net.ports[p.idx()].is_lossless());
         let (grid, transit) = self.net.ports[p.idx()].held_slots();
         for d in &out {
