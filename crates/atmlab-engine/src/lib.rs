@@ -45,4 +45,4 @@ pub use queue::{EventClass, EventQueue};
 pub use rng::{RngStreams, SimRng};
 pub use stats::{TimeAverage, jain_fairness};
 pub use time::{Duration, MAX_SCENARIO_TIME, PS_PER_S, SimTime};
-pub use units::{BitRate, CELL_BITS, SlotClock, SlotGrid, SlotPos};
+pub use units::{BitRate, CELL_BITS, Follow, SlotClock, SlotGrid, SlotPos};

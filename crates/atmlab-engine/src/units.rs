@@ -165,6 +165,22 @@ impl SlotPos {
     }
 }
 
+/// How one grid's slots follow another's ([`SlotGrid::follow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Follow {
+    by: SlotPos,
+    lead: Duration,
+    periods: u64,
+}
+
+impl Follow {
+    /// How many of the following grid's slots one of the followed grid's
+    /// lasts.
+    pub fn periods(&self) -> u64 {
+        self.periods
+    }
+}
+
 impl SlotGrid {
     /// Slots of `bits_per_slot` bits at `rate`, slot 0 starting at `epoch`.
     pub fn new(rate: BitRate, bits_per_slot: u64, epoch: SimTime) -> SlotGrid {
@@ -317,6 +333,66 @@ impl SlotGrid {
         let carry = u64::from(rem >= self.rate);
         pos.rem = rem - self.rate * carry;
         pos.base = pos.base.saturating_add(by.base).saturating_add(carry);
+    }
+
+    /// How many of this grid's slots one of `other`'s lasts, if a whole
+    /// number (1 where the two are as long: a shaped port's slots last
+    /// four of its link's at a quarter of the rate).
+    pub fn periods_in(&self, other: &SlotGrid) -> Option<u64> {
+        let num = other.period_num.checked_mul(u128::from(self.rate))?;
+        let den = self.period_num.checked_mul(u128::from(other.rate))?;
+        (num % den == 0).then(|| u64::try_from(num / den).ok()).flatten()
+    }
+
+    /// Cells that reach this grid's port `offset` after the start of one of
+    /// `other`'s slots, whose slots last a whole number `k` of this grid's
+    /// ([`periods_in`](Self::periods_in)): how to find, for each, the first
+    /// of this grid's slots to start at or after its arrival without
+    /// dividing ([`first_following`](Self::first_following)). `None` if
+    /// the periods are not whole, if that slot could come before slot
+    /// `k u` where `u` is the cell's slot of `other` (this epoch later than
+    /// `other`'s plus `offset`), or if the sums outgrow 64 bits.
+    ///
+    /// Why it works: with `P / R` this grid's period, `other`'s slot `u`
+    /// starts at its epoch plus `ceil(k u P / R)`, as this grid's slot
+    /// `k u` does from this epoch; the arrival leads that slot by `E`,
+    /// `offset` plus the epochs' difference. This grid's slot `k u + n`
+    /// starts `ceil((k u + n) P / R) - ceil(k u P / R)` after slot `k u`,
+    /// which is `floor(n P / R)` or `ceil(n P / R)`. The shift `by` is the
+    /// least `n` with `ceil(n P / R) >= E` (no smaller one can reach the
+    /// arrival); one slot more, `floor` already does (a slot is at least a
+    /// picosecond long): the slot is `k u` shifted by `by`, or the one
+    /// after it.
+    pub fn follow(&self, other: &SlotGrid, offset: Duration) -> Option<Follow> {
+        let periods = self.periods_in(other)?;
+        let lead = other.epoch.checked_add(offset.as_ps())?.checked_sub(self.epoch)?;
+        let arrival = self.epoch.checked_add(lead)?;
+        let by = self.at_slot(self.slots_before(SimTime::from_ps(arrival)));
+        Some(Follow { by, lead: Duration::from_ps(lead), periods })
+    }
+
+    /// The position, on this grid, of slot `u` of the grid `follow` was
+    /// made for (slot `k u` of this one): to find the slots of the cells
+    /// that leave it from.
+    pub fn followed(&self, follow: &Follow, u: u64) -> Option<SlotPos> {
+        Some(self.at_slot(u.checked_mul(follow.periods)?))
+    }
+
+    /// For a cell that leaves the slot of the followed grid at `from`
+    /// ([`followed`](Self::followed)): its arrival, and the first slot of
+    /// this grid to start at or after it, with its start, by a jump and at
+    /// most one step where [`seek`](Self::seek) would divide.
+    #[inline(always)]
+    pub fn first_following(&self, follow: &Follow, from: &SlotPos) -> (SimTime, SlotPos, SimTime) {
+        let at = self.boundary(from).saturating_add(follow.lead);
+        let mut pos = *from;
+        self.jump(&mut pos, &follow.by);
+        let mut start = self.boundary(&pos);
+        if start < at {
+            self.advance(&mut pos);
+            start = self.boundary(&pos);
+        }
+        (at, pos, start)
     }
 
     /// Whether `other`'s slots are as long as this grid's (their epochs
@@ -676,6 +752,54 @@ mod tests {
             grid.seek_near(&mut near, t);
             grid.seek(&mut far, t);
             prop_assert_eq!(near, far);
+        }
+
+        #[test]
+        fn prop_first_following_is_where_seek_lands(
+            rate in proptest::prop_oneof![
+                proptest::strategy::Just(155_520_000u64),
+                proptest::strategy::Just(149_760_000),
+                1_000u64..10_000_000_000,
+            ],
+            // The followed grid's slots as long as this one's, or a whole
+            // number of them (a shaped port's), or not.
+            slower in proptest::prop_oneof![proptest::strategy::Just(1u64), 1u64..6],
+            whole in proptest::bool::ANY,
+            // The followed grid's and this one's epochs, the offset (a
+            // link's transit, or none) and the departing slot.
+            epochs in (0u64..1_000_000_000, 0u64..1_000_000_000),
+            offset in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..10_000_000_000],
+            // Or the arrival's lead on this epoch within two picoseconds
+            // of one of this grid's slot starts (where the shift is one
+            // short for some slots and not for others).
+            aligned in proptest::option::of((0u64..5_000, 0u64..5)),
+            from in proptest::prop_oneof![0u64..300, 0u64..1_000_000_000],
+        ) {
+            let this_rate = rate * slower;
+            let other_rate = if whole { rate } else { rate + 1 };
+            let other = SlotGrid::new(BitRate::from_bps(other_rate).unwrap(), CELL_BITS, SimTime::from_ps(epochs.0));
+            let grid = SlotGrid::new(BitRate::from_bps(this_rate).unwrap(), CELL_BITS, SimTime::from_ps(epochs.1));
+            let offset = match aligned {
+                Some((c, d)) => (grid.start(c).as_ps() + d).saturating_sub(2 + epochs.0),
+                None => offset,
+            };
+            let offset = Duration::from_ps(offset);
+            let periods = grid.periods_in(&other);
+            if whole {
+                prop_assert_eq!(periods, Some(slower));
+            }
+            let Some(follow) = grid.follow(&other, offset) else {
+                // Only where the periods are not whole or this grid's
+                // epoch is later than the arrival's lead.
+                prop_assert!(periods.is_none() || epochs.0 + offset.as_ps() < epochs.1);
+                return Ok(());
+            };
+            prop_assert_eq!(Some(follow.periods()), periods);
+            let at = other.start(from).saturating_add(offset);
+            let mut sought = grid.position(0);
+            grid.seek(&mut sought, at);
+            let pos = grid.followed(&follow, from).unwrap();
+            prop_assert_eq!(grid.first_following(&follow, &pos), (at, sought, grid.boundary(&sought)));
         }
 
         #[test]

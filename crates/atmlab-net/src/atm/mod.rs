@@ -17,8 +17,8 @@ pub use drop_policy::{
 };
 pub use gcra::{Conformance, Contract, Gcra, LeakyBucket, Policed, Policer, PolicerStats, Shaper, UpcAction};
 pub use port::{
-    CategoryCounts, DropReason, LinkLoss, NO_UPC, NextHop, Offer, PieceTaken, Port, PortConfig, PortMode, PortStats,
-    PortVc, Queueing, Transmission,
+    CategoryCounts, DropReason, LinkLoss, NO_UPC, NextHop, Offer, PieceFrom, PieceTaken, Port, PortConfig, PortMode,
+    PortStats, PortVc, Queueing, Transmission,
 };
 pub use runs::{ArrivalRun, DepartureRun, RoundRobinRuns};
 pub use sched::{GuaranteedRate, Scheduler, SchedulerKind, StrictPriority};

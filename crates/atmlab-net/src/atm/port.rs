@@ -83,7 +83,7 @@ use super::cell::{CELL_SIZE, Carries, Cell, VcLabel};
 use super::drop_policy::{AdmissionRule, AdmitContext, DropPolicy, OverflowAction, Verdict};
 use super::sched::{RoundRobin, Scheduler, SchedulerKind};
 use crate::ids::{HostId, PortId};
-use atmlab_engine::{BitRate, CELL_BITS, Duration, SimTime, SlotGrid, SlotPos, TimeAverage};
+use atmlab_engine::{BitRate, CELL_BITS, Duration, Follow, SimTime, SlotGrid, SlotPos, TimeAverage};
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -1206,17 +1206,18 @@ impl Port {
     }
 
     /// The `count` cells of a piece of a frame on their way into a host,
-    /// the `j`-th (from 0) being `cell(j)` and reaching this port at the
-    /// `j`-th call of `arrival` (in order), taken as
+    /// `data` but the last, `last` (which may end the frame), the `j`-th
+    /// (from 0) reaching this port
+    /// `from.transit` after the start of slot `from.first + j from.step` of
+    /// the grid `from.grid` (a port holding runs), taken as
     /// [`offer_pipelined`](Self::offer_pipelined) then
     /// [`put_on_link`](Self::put_on_link) take them one by one: the same
-    /// state, the same cells on the link. All are of one VC. Returns how
+    /// state, the same cells on the link. Both are of one VC. Returns how
     /// many were dropped for overflow, whether the last cell was one of
     /// them, and the arrival of a cell the host must act on if the link had
     /// none due before (it needs its event).
     ///
-    /// The cells come `step` slots of an `upstream` grid apart (a port
-    /// holding runs), close behind each other, so where the port is idle
+    /// The cells come close behind each other, so where the port is idle
     /// at a cell's arrival its slot is found without dividing: from the one
     /// after the last, jumped ahead first where the two grids' slots are
     /// equally long (the cell's slot is then at least `step - 1` after the
@@ -1224,27 +1225,45 @@ impl Port {
     /// whose slot starts before the arrival is always right), then walked
     /// (`SlotGrid::seek_near`). And what `offer_pipelined` counts per cell
     /// is counted once.
+    ///
+    /// Where an upstream slot lasts a whole number of the port's (`k`:
+    /// 1, or 4 for a port shaped to a quarter of its link) and the cells
+    /// are two or more of the port's slots apart (`k step >= 2`), a cell
+    /// that finds the port idle leaves within a slot of its arrival,
+    /// before the next arrives: the next finds it idle too, and so on.
+    /// From such a cell on, each of the piece's data cells takes the first
+    /// slot at or after its arrival, which its upstream slot leads to
+    /// (`SlotGrid::follow`), with no test of the buffer: a jump and a
+    /// comparison a cell ([`follow_piece`](Self::follow_piece)).
     #[inline]
-    pub fn offer_piece_into_host(
-        &mut self,
-        count: u64,
-        (upstream, step): (&SlotGrid, u64),
-        mut arrival: impl FnMut() -> SimTime,
-        cell: impl Fn(u64) -> Cell,
-    ) -> PieceTaken {
-        debug_assert!(self.takes_frames() && self.to_host && count > 0);
-        let last = cell(count - 1);
+    pub fn offer_piece_into_host(&mut self, count: u64, from: PieceFrom<'_>, data: Cell, last: Cell) -> PieceTaken {
+        debug_assert!(self.takes_frames() && self.to_host && count > 0 && data.vc() == last.vc());
+        let PieceFrom { grid: upstream, first, step, transit } = from;
         let v = usize::from(last.vc());
         let c = self.vcs[v].category.index();
         let limit = self.pool_limit[self.pool_of[c] as usize];
-        let ahead = (step >= 3 && self.grid.same_period(upstream)).then(|| self.grid.position(step - 2));
+        let same = self.grid.same_period(upstream);
+        let ahead = (step >= 3 && same).then(|| self.grid.position(step - 2));
+        // The shift from an upstream slot to this port's, where from an
+        // idle cell on the rest follow (see above).
+        let follow = if limit > 0 && count > 2 && !data.needs_host_event() {
+            self.grid.follow(upstream, transit).filter(|f| f.periods().saturating_mul(step) >= 2)
+        } else {
+            None
+        };
+        let by_step = upstream.position(step);
+        let mut slot = first;
         let mut taken = PieceTaken { dropped: 0, last_dropped: false, due: None };
-        for j in 0..count {
-            let now = arrival();
-            let cell = cell(j);
-            if self.pipeline_queued(now) >= limit {
+        let mut j = 0;
+        while j < count {
+            let now = upstream.boundary(&slot).saturating_add(transit);
+            upstream.jump(&mut slot, &by_step);
+            let cell = if j + 1 == count { last } else { data };
+            j += 1;
+            let queued = self.pipeline_queued(now);
+            if queued >= limit {
                 taken.dropped += 1;
-                taken.last_dropped = j + 1 == count;
+                taken.last_dropped = j == count;
                 continue;
             }
             if let Some(by) = &ahead
@@ -1270,6 +1289,18 @@ impl Port {
                     taken.due = Some(at);
                 }
             }
+            if queued == 0
+                && j + 1 < count
+                && let Some(follow) = &follow
+                && let Some(from) = self.grid.followed(follow, slot.slot())
+            {
+                // The data cells before the last (which may end the frame)
+                // follow; the last takes the way above, from its own slot.
+                let n = count - 1 - j;
+                self.follow_piece(n, follow, from, step, data);
+                upstream.jump(&mut slot, &upstream.position(n * step));
+                j += n;
+            }
         }
         self.stats.cells_in += count;
         self.stats.per_category[c].cells_in += count;
@@ -1288,6 +1319,39 @@ impl Port {
             vc.discard = Discard::No;
         }
         taken
+    }
+
+    /// `n` data cells of a piece, the first leaving the upstream slot that
+    /// is this grid's `from` (`SlotGrid::followed`), each `step` upstream
+    /// slots after the last, two or more of this port's, the cell before
+    /// them having found this port idle: each takes the first slot at or
+    /// after its arrival (`SlotGrid::first_following`; see
+    /// [`offer_piece_into_host`](Self::offer_piece_into_host)) and goes on
+    /// the link. No cell waits behind another: the largest queue is one
+    /// cell.
+    #[inline]
+    fn follow_piece(&mut self, n: u64, follow: &Follow, mut from: SlotPos, step: u64, cell: Cell) {
+        if n == 0 {
+            return;
+        }
+        let by_step = self.grid.position(follow.periods() * step);
+        let mut waited: u128 = 0;
+        let (mut start, mut pos) = (SimTime::ZERO, from);
+        for _ in 0..n {
+            let now;
+            (now, pos, start) = self.grid.first_following(follow, &from);
+            debug_assert!(self.last_start.is_none_or(|s| s < now), "the port is idle at each arrival");
+            debug_assert!(pos.slot() >= self.tail.slot(), "a slot not yet taken");
+            waited += u128::from(start.saturating_since(now).as_ps());
+            let at = start.saturating_add(self.cell_time).saturating_add(self.delay);
+            self.channel.push_back((at, cell));
+            self.grid.jump(&mut from, &by_step);
+        }
+        self.grid.advance(&mut pos);
+        (self.tail, self.head) = (pos, pos);
+        self.last_start = Some(start);
+        self.max_queued = self.max_queued.max(1);
+        self.wait_area += waited;
     }
 
     /// Sends one cell in the slot that starts `now` (the port's pending slot
@@ -1905,6 +1969,21 @@ impl Port {
     pub fn cell_bytes_per_s(&self) -> f64 {
         self.rate.cells_per_s() * f64::from(CELL_SIZE)
     }
+}
+
+/// Where the cells of a piece of a frame come from, for
+/// [`Port::offer_piece_into_host`]: the `j`-th leaves slot `first + j step`
+/// of `grid` (a port holding runs) and arrives `transit` after its start.
+#[derive(Clone, Copy, Debug)]
+pub struct PieceFrom<'a> {
+    /// The grid of the port the cells leave.
+    pub grid: &'a SlotGrid,
+    /// The first cell's slot on it.
+    pub first: SlotPos,
+    /// Slots from one cell to the next.
+    pub step: u64,
+    /// From a slot's start to the cell's arrival.
+    pub transit: Duration,
 }
 
 /// What [`Port::offer_piece_into_host`] did with a piece of a frame.

@@ -730,68 +730,123 @@ proptest::proptest! {
         upstream in proptest::prop_oneof![
             proptest::strategy::Just(155_520_000u64),
             proptest::strategy::Just(149_760_000),
+            // Shaped to a half and a quarter of the port's rate: each
+            // upstream slot lasts two or four of the port's.
+            proptest::strategy::Just(77_760_000),
+            proptest::strategy::Just(38_880_000),
             10_000_000u64..1_000_000_000,
         ],
         // Epoch 0 and no transit, at the port's rate: every cell arrives
         // at the start of one of the port's slots.
         epoch in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..3_000_000],
         transit in proptest::prop_oneof![proptest::strategy::Just(0u64), proptest::strategy::Just(3_000_000)],
+        // The port's own slot phase: 0, or a later epoch than the
+        // upstream's (where its slots cannot follow the upstream's by a
+        // fixed shift), or, with epoch 0 and transit, a picosecond either
+        // side of an arrival, or a whole 155.52 Mbit/s slot period (2.726337
+        // us) before one (a cell then leaves up to a period after its
+        // arrival, when cells a slot apart find the port busy).
+        phase in proptest::prop_oneof![
+            proptest::strategy::Just(0u64),
+            0u64..6_000_000,
+            proptest::strategy::Strategy::prop_map(0u64..3, |d| d + 2_999_999),
+            proptest::strategy::Strategy::prop_map(0u64..4, |d| d + 3_000_000 - 2_726_338),
+        ],
         pieces in proptest::collection::vec((0u64..2_000, 1u64..6, 1u64..60, proptest::bool::ANY), 1..30),
     ) {
-        let grid = SlotGrid::new(BitRate::from_bps(upstream).unwrap(), CELL_BITS, SimTime::from_ps(epoch));
-        let transit = Duration::from_ps(transit);
-        let (mut fast, mut cells) = (pipelined_port(buffer), pipelined_port(buffer));
-        fast.set_to_host(true);
-        cells.set_to_host(true);
-        let mut first = 0;
-        for (n, (gap, step, count, ends)) in pieces.into_iter().enumerate() {
-            first += gap;
-            let vc = (n % 2) as u16;
-            let data = Cell::new(VcLabel::new(0, 1), PduId::NONE, Pti::DATA, false, vc);
-            let last = if ends { data.ending_frame() } else { data };
-            let cell = |j: u64| if j + 1 == count { last } else { data };
-            let mut slot = grid.position(first);
-            let arrival = || {
-                let at = grid.boundary(&slot).saturating_add(transit);
-                for _ in 0..step {
-                    grid.advance(&mut slot);
+        check_pieces(buffer, (upstream, epoch), transit, phase, &pieces)?;
+    }
+
+    /// The same where cells a slot apart may find the port busy: the
+    /// upstream grid's slots as long as the port's, epoch 0 and a transit,
+    /// the port's slots starting a picosecond either side of an arrival,
+    /// or a whole period (2.726337 us at 155.52 Mbit/s) before one, so
+    /// that a cell leaves a period after it arrives, when the next one
+    /// comes (rare among the cases above: `offer_piece_into_host` follows
+    /// the piece without testing the port only where cells are two or more
+    /// slots apart).
+    #[test]
+    fn prop_a_piece_at_the_edges_of_a_slot_is_its_cells_offered_one_by_one(
+        buffer in 1u32..4,
+        phase in proptest::prop_oneof![0u64..3, 0u64..4],
+        past in proptest::bool::ANY,
+        pieces in proptest::collection::vec((0u64..300, 1u64..4, 1u64..40, proptest::bool::ANY), 1..30),
+    ) {
+        let phase = if past { phase + 2_999_999 } else { phase + 3_000_000 - 2_726_338 };
+        check_pieces(buffer, (155_520_000, 0), 3_000_000, phase, &pieces)?;
+    }
+}
+
+/// What [`prop_a_piece_into_a_host_is_its_cells_offered_one_by_one`]
+/// checks: `pieces` (gap before, step, cells, whether the last ends the
+/// frame), from a grid at `upstream` bits a second and its `epoch`, `transit`
+/// ps from slot to arrival, into a pipelined port into a host whose slots
+/// start at `phase`.
+fn check_pieces(
+    buffer: u32,
+    (upstream, epoch): (u64, u64),
+    transit: u64,
+    phase: u64,
+    pieces: &[(u64, u64, u64, bool)],
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let grid = SlotGrid::new(BitRate::from_bps(upstream).unwrap(), CELL_BITS, SimTime::from_ps(epoch));
+    let transit = Duration::from_ps(transit);
+    let (mut fast, mut cells) = (pipelined_port(buffer), pipelined_port(buffer));
+    for p in [&mut fast, &mut cells] {
+        p.set_to_host(true);
+        p.set_slot_phase(SimTime::from_ps(phase));
+    }
+    let mut first = 0;
+    for (n, &(gap, step, count, ends)) in pieces.iter().enumerate() {
+        first += gap;
+        let vc = (n % 2) as u16;
+        let data = Cell::new(VcLabel::new(0, 1), PduId::NONE, Pti::DATA, false, vc);
+        let last = if ends { data.ending_frame() } else { data };
+        let cell = |j: u64| if j + 1 == count { last } else { data };
+        let from = PieceFrom { grid: &grid, first: grid.position(first), step, transit };
+        let taken = fast.offer_piece_into_host(count, from, data, last);
+        let (mut dropped, mut last_dropped, mut due) = (0, false, None);
+        for j in 0..count {
+            let at = grid.start(first + j * step).saturating_add(transit);
+            match cells.offer_pipelined(at, cell(j)) {
+                Some(arrival) => {
+                    if let Some(t) = cells.put_on_link(arrival, cell(j)) {
+                        due.get_or_insert(t);
+                    }
                 }
-                at
-            };
-            let taken = fast.offer_piece_into_host(count, (&grid, step), arrival, cell);
-            let (mut dropped, mut last_dropped, mut due) = (0, false, None);
-            for j in 0..count {
-                let at = grid.start(first + j * step).saturating_add(transit);
-                match cells.offer_pipelined(at, cell(j)) {
-                    Some(arrival) => {
-                        if let Some(t) = cells.put_on_link(arrival, cell(j)) {
-                            due.get_or_insert(t);
-                        }
-                    }
-                    None => {
-                        dropped += 1;
-                        last_dropped = j + 1 == count;
-                    }
+                None => {
+                    dropped += 1;
+                    last_dropped = j + 1 == count;
                 }
             }
-            proptest::prop_assert_eq!(taken, PieceTaken { dropped, last_dropped, due });
-            first += (count - 1) * step + 1;
         }
-        let end = grid.start(first).saturating_add(Duration::from_ms(1));
-        // The same cells on the link, at the same times.
-        while cells.next_arrival().is_some() {
-            proptest::prop_assert_eq!(fast.next_arrival(), cells.next_arrival());
-            proptest::prop_assert_eq!(fast.take_arrival(), cells.take_arrival());
-        }
-        proptest::prop_assert_eq!(fast.next_arrival(), None);
-        for p in [&mut fast, &mut cells] {
-            p.settle(end);
-        }
-        let counts = |p: &mut Port| {
-            let due = std::iter::from_fn(|| p.next_due()).collect::<Vec<_>>();
-            (p.stats.cells_in, p.stats.dropped_overflow, p.stats.per_category, p.accepted, p.queued(), p.max_queue(),
-             p.mean_queue(end).to_bits(), p.vcs.iter().map(|v| (v.dropped, v.frame_start, v.discard)).collect::<Vec<_>>(), due)
-        };
-        proptest::prop_assert_eq!(counts(&mut fast), counts(&mut cells));
+        proptest::prop_assert_eq!(taken, PieceTaken { dropped, last_dropped, due });
+        first += (count - 1) * step + 1;
     }
+    let end = grid.start(first).saturating_add(Duration::from_ms(1));
+    // The same cells on the link, at the same times.
+    while cells.next_arrival().is_some() {
+        proptest::prop_assert_eq!(fast.next_arrival(), cells.next_arrival());
+        proptest::prop_assert_eq!(fast.take_arrival(), cells.take_arrival());
+    }
+    proptest::prop_assert_eq!(fast.next_arrival(), None);
+    for p in [&mut fast, &mut cells] {
+        p.settle(end);
+    }
+    let counts = |p: &mut Port| {
+        let due = std::iter::from_fn(|| p.next_due()).collect::<Vec<_>>();
+        (
+            p.stats.cells_in,
+            p.stats.dropped_overflow,
+            p.stats.per_category,
+            p.accepted,
+            p.queued(),
+            p.max_queue(),
+            p.mean_queue(end).to_bits(),
+            p.vcs.iter().map(|v| (v.dropped, v.frame_start, v.discard)).collect::<Vec<_>>(),
+            due,
+        )
+    };
+    proptest::prop_assert_eq!(counts(&mut fast), counts(&mut cells));
+    Ok(())
 }

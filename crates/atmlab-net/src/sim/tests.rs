@@ -1100,6 +1100,11 @@ fn per_vc_bottleneck_into(elide: bool, lossy: bool, delay: Duration, seconds: u6
     per_vc_bottleneck_as(elide, lossy, delay, seconds, last, expert_bottleneck())
 }
 
+/// EXPERT's shaped rate, 37.44 Mbit/s: on the tests' 155.52 Mbit/s links
+/// a shaped slot is not a whole number of the link's (in the study, on
+/// 149.76 Mbit/s links, it is four).
+const EXPERT_SHAPE: u64 = 37_440_000;
+
 /// [`per_vc_bottleneck_into`] with the bottleneck port's configuration.
 fn per_vc_bottleneck_as(
     elide: bool,
@@ -1109,12 +1114,24 @@ fn per_vc_bottleneck_as(
     last: (BitRate, u32),
     bottleneck: PortConfig,
 ) -> Simulation {
+    per_vc_bottleneck_shaped(elide, lossy, (delay, seconds), last, (bottleneck, EXPERT_SHAPE))
+}
+
+/// [`per_vc_bottleneck_as`] with the bottleneck's shaped rate (bits a
+/// second).
+fn per_vc_bottleneck_shaped(
+    elide: bool,
+    lossy: bool,
+    (delay, seconds): (Duration, u64),
+    last: (BitRate, u32),
+    (bottleneck, shape): (PortConfig, u64),
+) -> Simulation {
     let mut b = NetworkBuilder::new(RngStreams::new(11, 0));
     b.set_event_elision(elide);
     let sw1 = NodeRef::Switch(b.add_switch("sw1"));
     let sw2 = NodeRef::Switch(b.add_switch("sw2"));
     let (q, _) = b.add_link(sw1, sw2, oc3(), delay, bottleneck, switch_port(100_000)).unwrap();
-    b.shape_port(q, BitRate::from_bps(37_440_000).unwrap()).unwrap();
+    b.shape_port(q, BitRate::from_bps(shape).unwrap()).unwrap();
     let tcp = TcpConfig { variant: TcpVariant::Reno, window: 52_224, ..TcpConfig::classic() };
     let mut host_links = Vec::new();
     for i in 0..5 {
@@ -1190,7 +1207,11 @@ fn test_a_bottleneck_holding_runs_gives_the_reference_run() {
     // Drop reading each VC's queue), on 1 us links and on 2 ms ones (where
     // the port also pulls its arrivals), every number must be the
     // reference's: goodputs, every drop, the cell source's counts and
-    // probe, the queue's largest value and mean.
+    // probe, the queue's largest value and mean. Shaped to 37.44 Mbit/s
+    // (EXPERT's rate, not a whole number of the 155.52 Mbit/s links'
+    // slots) and to a quarter of the link (four whole slots, as EXPERT's
+    // on its 149.76 Mbit/s links: a frame's piece then follows into its
+    // host's port without a test a cell, `Port::offer_piece_into_host`).
     use crate::atm::{Epd, Ppd, SelectiveDrop, TailDrop};
     let policies = [
         expert_bottleneck(),
@@ -1207,16 +1228,19 @@ fn test_a_bottleneck_holding_runs_gives_the_reference_run() {
             ..switch_port(250)
         },
     ];
+    let shapes = [EXPERT_SHAPE, 155_520_000 / 4];
+    let delays = [Duration::from_us(1), Duration::from_ms(2)];
     for (i, port) in policies.into_iter().enumerate() {
-        for delay in [Duration::from_us(1), Duration::from_ms(2)] {
-            let sim = |elide| per_vc_bottleneck_as(elide, false, delay, 1, (oc3(), 100_000), port.clone());
+        for (delay, shape) in delays.into_iter().flat_map(|d| shapes.map(|s| (d, s))) {
+            let sim =
+                |elide| per_vc_bottleneck_shaped(elide, false, (delay, 1), (oc3(), 100_000), (port.clone(), shape));
             let fast = sim(true);
             let held: Vec<_> = fast.ports().iter().filter(|p| p.holds_runs()).map(|p| p.name.clone()).collect();
             assert_eq!(held, ["sw1->sw2"], "the frame-wake bottleneck holds runs");
             let (mut a, mut b) = (fast.run().unwrap(), sim(false).run().unwrap());
             a.events = 0;
             b.events = 0;
-            assert_eq!(a, b, "policy {i}, links of {delay}");
+            assert_eq!(a, b, "policy {i}, links of {delay}, shaped to {shape} bit/s");
             let bottleneck = a.ports.iter().find(|p| p.name == "sw1->sw2").unwrap();
             assert!(bottleneck.dropped > 0 && bottleneck.max_queue > 50, "policy {i}: {bottleneck:?}");
         }

@@ -410,22 +410,16 @@ impl Simulation {
         &mut self,
         hop: NextHop,
         grid: &atmlab_engine::SlotGrid,
-        mut slot: atmlab_engine::SlotPos,
+        slot: atmlab_engine::SlotPos,
         d: &DepartureRun,
         transit: atmlab_engine::Duration,
     ) {
         let NextHop::Port { port: q, label, vc } = hop else { unreachable!("a switch hop leads to a port") };
         let data = d.cell.relabelled(label, vc);
         let last = if d.ends_frame { d.cell.ending_frame().relabelled(label, vc) } else { data };
-        let (count, step) = (d.count, d.step);
-        let by = grid.position(step);
-        let arrival = || {
-            let at = grid.boundary(&slot).saturating_add(transit);
-            grid.jump(&mut slot, &by);
-            at
-        };
-        let cell = |j| if j + 1 == count { last } else { data };
-        let taken = self.net.ports[q.idx()].offer_piece_into_host(count, (grid, step), arrival, cell);
+        let from = crate::atm::PieceFrom { grid, first: slot, step: d.step, transit };
+        let count = d.count;
+        let taken = self.net.ports[q.idx()].offer_piece_into_host(count, from, data, last);
         self.k.counts.cell_hops += count;
         for i in 0..taken.dropped {
             let cell = if taken.last_dropped && i + 1 == taken.dropped { last } else { data };
