@@ -1207,10 +1207,9 @@ impl Port {
 
     /// The `count` cells of a piece of a frame on their way into a host,
     /// `data` but the last, `last` (which may end the frame), the `j`-th
-    /// (from 0) reaching this port
-    /// `from.transit` after the start of slot `from.first + j from.step` of
-    /// the grid `from.grid` (a port holding runs), taken as
-    /// [`offer_pipelined`](Self::offer_pipelined) then
+    /// (from 0) reaching this port `from.transit` after the start of slot
+    /// `from.first + j from.step` of the grid `from.grid` (a port holding
+    /// runs), taken as [`offer_pipelined`](Self::offer_pipelined) then
     /// [`put_on_link`](Self::put_on_link) take them one by one: the same
     /// state, the same cells on the link. Both are of one VC. Returns how
     /// many were dropped for overflow, whether the last cell was one of
@@ -1247,7 +1246,10 @@ impl Port {
         // The shift from an upstream slot to this port's, where from an
         // idle cell on the rest follow (see above).
         let follow = if limit > 0 && count > 2 && !data.needs_host_event() {
-            self.grid.follow(upstream, transit).filter(|f| f.periods().saturating_mul(step) >= 2)
+            // (Products that would outgrow 64 bits: the cells would arrive
+            // past 2^64 ps, "never", which the way above handles.)
+            let apart = |f: &Follow| f.periods().checked_mul(step).filter(|s| s.checked_mul(count).is_some());
+            self.grid.follow(upstream, transit).filter(|f| apart(f).is_some_and(|s| s >= 2))
         } else {
             None
         };
