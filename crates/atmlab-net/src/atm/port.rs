@@ -1233,7 +1233,7 @@ impl Port {
     /// From such a cell on, each of the piece's data cells takes the first
     /// slot at or after its arrival, which its upstream slot leads to
     /// (`SlotGrid::follow`), with no test of the buffer: a jump and a
-    /// comparison a cell ([`follow_piece`](Self::follow_piece)).
+    /// comparison a cell (`follow_piece`).
     #[inline]
     pub fn offer_piece_into_host(&mut self, count: u64, from: PieceFrom<'_>, data: Cell, last: Cell) -> PieceTaken {
         debug_assert!(self.takes_frames() && self.to_host && count > 0 && data.vc() == last.vc());
