@@ -395,6 +395,75 @@ impl SlotGrid {
         (at, pos, start)
     }
 
+    /// [`first_following`](Self::first_following) for `n` cells, the
+    /// first leaving the followed grid's slot at `from`, each `step` (a
+    /// [`position`](Self::position) of this grid) after the one before:
+    /// calls `each(arrival, slot's start, start + extra)` for each in
+    /// turn, and returns the last cell's slot. Where every sum stays below
+    /// 2^64 ps (checked once, from a bound on the last cell's), without
+    /// the saturating additions `boundary`, `jump` and `advance` make for
+    /// each; else by them, the same values.
+    #[inline(always)]
+    pub fn follow_each(
+        &self,
+        follow: &Follow,
+        (mut from, step): (SlotPos, &SlotPos),
+        n: u64,
+        extra: Duration,
+        mut each: impl FnMut(SimTime, SimTime, SimTime),
+    ) -> Option<SlotPos> {
+        let mut last = None;
+        // The last cell's slot starts at most `(n - 1) (step + 1) + by + 1`
+        // slots' worth of whole picoseconds, plus as many, after `from`'s.
+        let jumps = step.base.checked_add(1).and_then(|s| s.checked_mul(n));
+        let slot = self.q.checked_mul(2).and_then(|q| q.checked_add(4));
+        let fits = [
+            jumps,
+            slot,
+            Some(follow.by.base),
+            Some(self.epoch),
+            Some(from.base),
+            Some(follow.lead.as_ps()),
+            Some(extra.as_ps()),
+        ]
+        .into_iter()
+        .try_fold(0u64, |sum, x| sum.checked_add(x?))
+        .is_some();
+        if !fits {
+            for _ in 0..n {
+                let (at, pos, start) = self.first_following(follow, &from);
+                each(at, start, start.saturating_add(extra));
+                self.jump(&mut from, step);
+                last = Some(pos);
+            }
+            return last;
+        }
+        let (lead, extra) = (follow.lead.as_ps(), extra.as_ps());
+        for _ in 0..n {
+            let at = self.epoch + from.base + u64::from(from.rem > 0) + lead;
+            // `from` jumped by `by`, and the slot after it if that one
+            // starts before the arrival (as `first_following`).
+            let rem = from.rem + follow.by.rem;
+            let carry = u64::from(rem >= self.rate);
+            let mut pos = SlotPos {
+                k: from.k + follow.by.k,
+                base: from.base + follow.by.base + carry,
+                rem: rem - self.rate * carry,
+            };
+            let mut start = self.epoch + pos.base + u64::from(pos.rem > 0);
+            if start < at {
+                self.take_slot(&mut pos);
+                start = self.epoch + pos.base + u64::from(pos.rem > 0);
+            }
+            each(SimTime::from_ps(at), SimTime::from_ps(start), SimTime::from_ps(start + extra));
+            let rem = from.rem + step.rem;
+            let carry = u64::from(rem >= self.rate);
+            from = SlotPos { k: from.k + step.k, base: from.base + step.base + carry, rem: rem - self.rate * carry };
+            last = Some(pos);
+        }
+        last
+    }
+
     /// Whether `other`'s slots are as long as this grid's (their epochs
     /// may differ).
     #[inline]
@@ -800,6 +869,44 @@ mod tests {
             grid.seek(&mut sought, at);
             let pos = grid.followed(&follow, from).unwrap();
             prop_assert_eq!(grid.first_following(&follow, &pos), (at, sought, grid.boundary(&sought)));
+        }
+
+        #[test]
+        fn prop_follow_each_is_first_following_cell_by_cell(
+            rate in proptest::prop_oneof![proptest::strategy::Just(149_760_000u64), 1_000u64..10_000_000_000],
+            slower in 1u64..6,
+            epochs in (0u64..1_000_000_000, 0u64..1_000_000_000),
+            offset in 0u64..10_000_000_000,
+            aligned in proptest::option::of((0u64..5_000, 0u64..5)),
+            // The first slot, the step between cells (in the followed
+            // grid's slots) and how many; near 2^64 ps the sums saturate
+            // and `follow_each` must take the saturating way.
+            from in proptest::prop_oneof![0u64..1_000_000_000, (u64::MAX / 2_000_000)..(u64::MAX / 2_000)],
+            step in 1u64..8,
+            n in 0u64..40,
+            extra in proptest::prop_oneof![0u64..10_000_000, proptest::strategy::Just(u64::MAX / 2)],
+        ) {
+            let other = SlotGrid::new(BitRate::from_bps(rate).unwrap(), CELL_BITS, SimTime::from_ps(epochs.0));
+            let grid = SlotGrid::new(BitRate::from_bps(rate * slower).unwrap(), CELL_BITS, SimTime::from_ps(epochs.1));
+            let offset = match aligned {
+                Some((c, d)) => (grid.start(c).as_ps() + d).saturating_sub(2 + epochs.0),
+                None => offset,
+            };
+            let Some(follow) = grid.follow(&other, Duration::from_ps(offset)) else { return Ok(()) };
+            let Some(first) = grid.followed(&follow, from) else { return Ok(()) };
+            let by = grid.position(slower * step);
+            let extra = Duration::from_ps(extra);
+            let mut seen = Vec::new();
+            let last = grid.follow_each(&follow, (first, &by), n, extra, |at, start, leaves| seen.push((at, start, leaves)));
+            let (mut want, mut want_last, mut pos) = (Vec::new(), None, first);
+            for _ in 0..n {
+                let (at, slot, start) = grid.first_following(&follow, &pos);
+                want.push((at, start, start.saturating_add(extra)));
+                want_last = Some(slot);
+                grid.jump(&mut pos, &by);
+            }
+            prop_assert_eq!(seen, want);
+            prop_assert_eq!(last, want_last);
         }
 
         #[test]

@@ -1332,28 +1332,28 @@ impl Port {
     /// the link. No cell waits behind another: the largest queue is one
     /// cell.
     #[inline]
-    fn follow_piece(&mut self, n: u64, follow: &Follow, mut from: SlotPos, step: u64, cell: Cell) {
-        if n == 0 {
-            return;
-        }
+    fn follow_piece(&mut self, n: u64, follow: &Follow, from: SlotPos, step: u64, cell: Cell) {
         let by_step = self.grid.position(follow.periods() * step);
         let mut waited: u128 = 0;
-        let (mut start, mut pos) = (SimTime::ZERO, from);
-        for _ in 0..n {
-            let now;
-            (now, pos, start) = self.grid.first_following(follow, &from);
-            debug_assert!(self.last_start.is_none_or(|s| s < now), "the port is idle at each arrival");
-            debug_assert!(pos.slot() >= self.tail.slot(), "a slot not yet taken");
+        let mut last_start = SimTime::ZERO;
+        let extra = self.cell_time.saturating_add(self.delay);
+        let (channel, grid) = (&mut self.channel, &self.grid);
+        let (tail, mut busy_until) = (self.tail.slot(), self.last_start);
+        let last = grid.follow_each(follow, (from, &by_step), n, extra, |now, start, leaves| {
+            debug_assert!(busy_until.is_none_or(|s| s < now), "the port is idle at each arrival");
+            debug_assert!(grid.slots_before(start) >= tail, "a slot not yet taken");
+            busy_until = Some(start);
             waited += u128::from(start.saturating_since(now).as_ps());
-            let at = start.saturating_add(self.cell_time).saturating_add(self.delay);
-            self.channel.push_back((at, cell));
-            self.grid.jump(&mut from, &by_step);
+            channel.push_back((leaves, cell));
+            last_start = start;
+        });
+        if let Some(mut pos) = last {
+            self.grid.advance(&mut pos);
+            (self.tail, self.head) = (pos, pos);
+            self.last_start = Some(last_start);
+            self.max_queued = self.max_queued.max(1);
+            self.wait_area += waited;
         }
-        self.grid.advance(&mut pos);
-        (self.tail, self.head) = (pos, pos);
-        self.last_start = Some(start);
-        self.max_queued = self.max_queued.max(1);
-        self.wait_area += waited;
     }
 
     /// Sends one cell in the slot that starts `now` (the port's pending slot
