@@ -413,8 +413,10 @@ impl SlotGrid {
         mut each: impl FnMut(SimTime, SimTime, SimTime),
     ) -> Option<SlotPos> {
         let mut last = None;
-        // The last cell's slot starts at most `(n - 1) (step + 1) + by + 1`
-        // slots' worth of whole picoseconds, plus as many, after `from`'s.
+        // Every sum below is at most the epoch, `from`'s base, the lead and
+        // `extra`, plus `n` jumps of at most `step`'s base and a carry,
+        // `by`'s base and a carry, and a slot's step (`q + 1`) and the
+        // remainder's picosecond: one check bounds them all.
         let jumps = step.base.checked_add(1).and_then(|s| s.checked_mul(n));
         let slot = self.q.checked_mul(2).and_then(|q| q.checked_add(4));
         let fits = [
